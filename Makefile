@@ -1,0 +1,44 @@
+# SPEAR external capabilities. `make help` lists the targets.
+GO      ?= go
+BIN     := bin
+PREFIX  ?= /usr/local
+INTEROP := testdata/interop
+export GOFLAGS := -buildvcs=false
+
+.PHONY: help build test test-short bench demo lint install interop-deps fuzz clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build spear-term, spear-capability and notes-server into bin/
+	$(GO) build -o $(BIN)/ ./cmd/... ./examples/notes-server
+
+interop-deps: $(INTEROP)/node_modules/.package-lock.json ## install the npm MCP server the interop tests use
+
+$(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test: interop-deps ## run every test with the race detector (installs what the tests need)
+	SPEAR_REQUIRE_INTEROP=1 $(GO) test -race -count=1 ./...
+
+test-short: ## run the tests without the race detector or the npm peers
+	$(GO) test -count=1 ./...
+
+bench: interop-deps ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+fuzz: ## run every fuzz target for 20 s each
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime 20s ./mcp
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+install: ## install spear-term and spear-capability into $(PREFIX)/bin
+	$(GO) build -o $(BIN)/ ./cmd/...
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/spear-term $(BIN)/spear-capability $(DESTDIR)$(PREFIX)/bin/
+
+clean: ## remove what the build and the demo made
+	rm -rf $(BIN) .demo

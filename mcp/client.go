@@ -1,0 +1,503 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Defaults for the zero Options.
+const (
+	DefaultTimeout    = 10 * time.Second
+	DefaultMaxMessage = 32 << 20
+	DefaultStderrTail = 4 << 10
+	DefaultCloseGrace = time.Second
+	DefaultMaxPages   = 1000
+	DefaultMaxTools   = 10000
+)
+
+// Options says which server to start and how to talk to it. The zero value
+// of every field but Command is usable.
+type Options struct {
+	// Command is the server's argument list; a bare name is looked up in
+	// the PATH the server is given.
+	Command []string
+	// Env holds the variables the server gets besides PATH and HOME.
+	Env map[string]string
+	// Dir is the server's working directory; empty means ours.
+	Dir string
+	// Timeout bounds every request; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxMessage bounds one message from the server, in bytes; zero means
+	// DefaultMaxMessage.
+	MaxMessage int
+	// StderrTail is how many bytes of the server's stderr are kept for
+	// diagnostics; zero means DefaultStderrTail.
+	StderrTail int
+	// Stderr, when set, also receives everything the server writes to its
+	// stderr.
+	Stderr io.Writer
+	// CloseGrace is how long Close waits after closing stdin and again
+	// after SIGTERM; zero means DefaultCloseGrace.
+	CloseGrace time.Duration
+	// MaxPages and MaxTools bound tools/list; zero means the defaults.
+	MaxPages, MaxTools int
+	// ClientInfo is sent in initialize; zero means spear.
+	ClientInfo Implementation
+	// Getenv supplies PATH and HOME; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+func (o *Options) getenv() func(string) string {
+	if o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
+}
+
+func (o *Options) stderrTail() int {
+	if o.StderrTail > 0 {
+		return o.StderrTail
+	}
+	return DefaultStderrTail
+}
+
+func (o *Options) withDefaults() Options {
+	c := *o
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxMessage <= 0 {
+		c.MaxMessage = DefaultMaxMessage
+	}
+	if c.CloseGrace <= 0 {
+		c.CloseGrace = DefaultCloseGrace
+	}
+	if c.MaxPages <= 0 {
+		c.MaxPages = DefaultMaxPages
+	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = DefaultMaxTools
+	}
+	if c.ClientInfo.Name == "" {
+		c.ClientInfo = Implementation{Name: "spear", Version: "0.1.0"}
+	}
+	return c
+}
+
+// Client is a connection to one started server. Its methods are safe for
+// concurrent use.
+type Client struct {
+	opts Options
+	proc *process
+
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan *message
+	done    chan struct{} // closed when the connection ends
+	err     error         // why it ended
+
+	closeOnce sync.Once
+	readDone  chan struct{}
+	init      *InitializeResult
+}
+
+// Start starts the server. It does not initialize it; see Connect.
+func Start(opts Options) (*Client, error) {
+	o := opts.withDefaults()
+	p, err := startProcess(&o)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		opts: o, proc: p,
+		pending:  map[int64]chan *message{},
+		done:     make(chan struct{}),
+		readDone: make(chan struct{}),
+	}
+	go c.readLoop()
+	go c.watchExit()
+	return c, nil
+}
+
+// Connect starts the server and initializes it. On any error the server has
+// been stopped.
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	c, err := Start(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Initialize(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Stderr returns the bounded tail of what the server wrote to its stderr.
+func (c *Client) Stderr() string { return c.proc.tail.String() }
+
+// Pid returns the server's process id, which is also its process group id.
+func (c *Client) Pid() int { return c.proc.pgid }
+
+// InitializeResult returns the server's answer to initialize, or nil.
+func (c *Client) InitializeResult() *InitializeResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.init
+}
+
+// fail ends the connection with err, unless it has already ended.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+}
+
+// Err returns why the connection ended, or nil while it is open.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *Client) exitError() error {
+	return &ExitError{State: c.proc.state(), Stderr: c.proc.tail.String()}
+}
+
+// watchExit ends the connection when the server exits, once the reader
+// has had a moment to take in what it wrote last.
+func (c *Client) watchExit() {
+	<-c.proc.waited
+	select {
+	case <-c.readDone:
+	case <-time.After(200 * time.Millisecond):
+	}
+	c.fail(c.exitError())
+}
+
+func (c *Client) readLoop() {
+	defer close(c.readDone)
+	r := bufio.NewReaderSize(c.proc.stdout, 64<<10)
+	for {
+		line, err := readLine(r, c.opts.MaxMessage)
+		if err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				c.fail(pe)
+				c.stop()
+				return
+			}
+			// End of output: say how the process ended, if it has.
+			c.proc.exitedWithin(500 * time.Millisecond)
+			c.fail(c.exitError())
+			return
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		m, k, err := decodeMessage(line)
+		if err != nil {
+			c.fail(err)
+			c.stop()
+			return
+		}
+		switch k {
+		case kindResponse:
+			id, ok := m.intID()
+			if !ok {
+				continue // null, string or unknown ids answer nothing we sent
+			}
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case kindRequest:
+			c.answerServerRequest(m)
+		case kindNotification:
+			// Notifications may come at any time; a tools-only client
+			// ignores them.
+		}
+	}
+}
+
+// answerServerRequest answers ping with {} and every other request the
+// server makes with method-not-found: this client declares no capability.
+func (c *Client) answerServerRequest(m *message) {
+	reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+	if m.Method == "ping" {
+		reply["result"] = struct{}{}
+	} else {
+		reply["error"] = wireError{Code: CodeMethodNotFound, Message: "method not found: " + m.Method}
+	}
+	c.write(reply)
+}
+
+// readLine reads one newline-terminated line of at most max bytes.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			return nil, &ProtocolError{Msg: fmt.Sprintf("server sent a message larger than %d bytes", max)}
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// write sends one message as one line. A server that stops reading its
+// stdin makes the write fail after the request timeout instead of hanging.
+func (c *Client) write(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding message: %w", err)
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.proc.stdin.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
+	if _, err := c.proc.stdin.Write(data); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return &ProtocolError{Msg: fmt.Sprintf("server did not read its input within %s", c.opts.Timeout)}
+		}
+		if e := c.Err(); e != nil {
+			return e
+		}
+		return c.exitError()
+	}
+	return nil
+}
+
+func (c *Client) notify(method string, params any) error {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	return c.write(msg)
+}
+
+// call sends a request and waits for its answer, the deadline, ctx or the
+// end of the connection, whichever comes first.
+func (c *Client) call(ctx context.Context, method string, params any, out any) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	id := c.nextID
+	c.nextID++
+	ch := make(chan *message, 1)
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+
+	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	if err := c.write(req); err != nil {
+		c.fail(err)
+		c.stop()
+		return err
+	}
+	timer := time.NewTimer(c.opts.Timeout)
+	defer timer.Stop()
+
+	var m *message
+	select {
+	case m = <-ch:
+	case <-c.done:
+		select {
+		case m = <-ch: // an answer that came just before the end still counts
+		default:
+			return c.Err()
+		}
+	case <-timer.C:
+		c.abandon(id, method, fmt.Sprintf("timed out after %s", c.opts.Timeout))
+		return &TimeoutError{Method: method, After: c.opts.Timeout}
+	case <-ctx.Done():
+		c.abandon(id, method, "cancelled by the client")
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+	if m.Error != nil {
+		return &RPCError{Method: method, Code: m.Error.Code, Message: m.Error.Message}
+	}
+	if len(m.Result) == 0 {
+		return &ProtocolError{Msg: fmt.Sprintf("the answer to %s has neither result nor error", method)}
+	}
+	if err := json.Unmarshal(m.Result, out); err != nil {
+		return &ProtocolError{Msg: fmt.Sprintf("the answer to %s does not decode: %v", method, err)}
+	}
+	return nil
+}
+
+// abandon gives up on a request: it tells the server (initialize is never
+// cancelled) and stops it.
+func (c *Client) abandon(id int64, method, reason string) {
+	if method != "initialize" {
+		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+	}
+	c.fail(&TimeoutError{Method: method, After: c.opts.Timeout})
+	c.stop()
+}
+
+// Initialize performs the initialize handshake and sends
+// notifications/initialized. A server that answers any protocol version but
+// ProtocolVersion is stopped and a *VersionError returned.
+func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
+	params := map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"capabilities":    struct{}{},
+		"clientInfo":      c.opts.ClientInfo,
+	}
+	var res InitializeResult
+	if err := c.call(ctx, "initialize", params, &res); err != nil {
+		return nil, err
+	}
+	if res.ProtocolVersion != ProtocolVersion {
+		err := &VersionError{Got: res.ProtocolVersion}
+		c.fail(err)
+		c.stop()
+		return nil, err
+	}
+	if err := c.notify("notifications/initialized", nil); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.init = &res
+	c.mu.Unlock()
+	return &res, nil
+}
+
+// ListTools lists every tool, following nextCursor until it is absent. A
+// cursor that repeats, more than MaxPages pages, more than MaxTools tools,
+// two tools of one name, or a tool without a name or an object inputSchema
+// is a *ProtocolError.
+func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	var tools []Tool
+	names := map[string]bool{}
+	cursors := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page >= c.opts.MaxPages {
+			return nil, &ProtocolError{Msg: fmt.Sprintf("tools/list did not end within %d pages", c.opts.MaxPages)}
+		}
+		params := map[string]any{}
+		if page > 0 {
+			params["cursor"] = cursor
+		}
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if err := c.call(ctx, "tools/list", params, &res); err != nil {
+			return nil, err
+		}
+		if len(tools)+len(res.Tools) > c.opts.MaxTools {
+			return nil, &ProtocolError{Msg: fmt.Sprintf("tools/list returned more than %d tools", c.opts.MaxTools)}
+		}
+		for i, raw := range res.Tools {
+			t, err := decodeTool(raw)
+			if err != nil {
+				return nil, &ProtocolError{Msg: fmt.Sprintf("tools/list page %d, tool %d: %v", page+1, i+1, err)}
+			}
+			if names[t.Name] {
+				return nil, &ProtocolError{Msg: fmt.Sprintf("tools/list returned the tool %q twice", t.Name)}
+			}
+			names[t.Name] = true
+			tools = append(tools, t)
+		}
+		if res.NextCursor == nil || *res.NextCursor == "" {
+			return tools, nil
+		}
+		cursor = *res.NextCursor
+		if cursors[cursor] {
+			return nil, &ProtocolError{Msg: fmt.Sprintf("tools/list repeated the cursor %q", cursor)}
+		}
+		cursors[cursor] = true
+	}
+}
+
+func decodeTool(raw json.RawMessage) (Tool, error) {
+	var t Tool
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return t, fmt.Errorf("does not decode: %v", err)
+	}
+	if t.Name == "" {
+		return t, errors.New("has no name")
+	}
+	s := trimSpace(t.InputSchema)
+	if len(s) == 0 || s[0] != '{' {
+		return t, fmt.Errorf("%q has no inputSchema object", t.Name)
+	}
+	if s := trimSpace(t.OutputSchema); len(s) > 0 && string(s) != "null" && s[0] != '{' {
+		return t, fmt.Errorf("%q has an outputSchema that is not an object", t.Name)
+	}
+	return t, nil
+}
+
+// CallTool calls the tool name with args, a JSON object (nil sends none).
+// A tool that fails answers a result with IsError set, not an error.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallToolResult, error) {
+	params := map[string]any{"name": name}
+	if len(args) > 0 {
+		params["arguments"] = args
+	}
+	var res CallToolResult
+	if err := c.call(ctx, "tools/call", params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Close stops the server and everything in its process group and reaps it.
+// It is safe to call more than once and never blocks for long.
+func (c *Client) Close() error {
+	c.fail(ErrClosed)
+	c.stop()
+	return nil
+}
+
+func (c *Client) stop() {
+	c.closeOnce.Do(func() { c.proc.stop(c.opts.CloseGrace) })
+}

@@ -1,0 +1,11 @@
+// Package mcp is a client for the tools part of the Model Context Protocol,
+// version 2025-06-18, over the stdio transport.
+//
+// It starts a server as a child process in its own process group, with an
+// environment made of PATH, HOME and the variables the caller names, and
+// speaks newline-delimited JSON-RPC 2.0 to it: initialize, tools/list
+// (following its pagination) and tools/call. Every request has a deadline;
+// a server that misbehaves is answered with a typed error, never a panic, a
+// hang or unbounded memory. Close stops the server and everything in its
+// process group.
+package mcp

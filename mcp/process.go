@@ -1,0 +1,240 @@
+package mcp
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is a started server: its pipes, its process group and its state.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our end of the server's stdin
+	stdout *os.File // our end of the server's stdout
+	stderr *os.File // our end of the server's stderr
+	tail   *tailBuffer
+	pgid   int
+
+	waited  chan struct{} // closed once the server has been reaped
+	waitErr error
+	drained chan struct{} // closed once stderr reached EOF or was closed
+}
+
+// serverEnv builds a server's environment: PATH and HOME from getenv, then
+// the extra variables, sorted by name so the order is stable.
+func serverEnv(getenv func(string) string, extra map[string]string) []string {
+	vars := map[string]string{"PATH": getenv("PATH"), "HOME": getenv("HOME")}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	env := make([]string, 0, len(names))
+	for _, k := range names {
+		env = append(env, k+"="+vars[k])
+	}
+	return env
+}
+
+// startProcess starts the server named by opts in a process group of its own.
+func startProcess(opts *Options) (*process, error) {
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return nil, &StartError{Command: "(empty command)", Err: errors.New("the command is empty")}
+	}
+	name := opts.Command[0]
+	cmd := exec.Command(name, opts.Command[1:]...)
+	cmd.Env = serverEnv(opts.getenv(), opts.Env)
+	cmd.Dir = opts.Dir
+	// Setpgid puts the server and whatever it starts in one group that Close
+	// can signal as a whole; Pdeathsig stops the server if we die first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// exec.Command resolves a bare name through our PATH; the server's own
+	// PATH is the one it is given, and the lookup must use it.
+	if !strings.Contains(name, "/") {
+		path, err := lookPath(name, opts.getenv()("PATH"))
+		if err != nil {
+			return nil, &StartError{Command: name, Err: err}
+		}
+		cmd.Path = path
+		cmd.Err = nil
+	}
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, &StartError{Command: name, Err: err}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, &StartError{Command: name, Err: err}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, &StartError{Command: name, Err: err}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, &StartError{Command: name, Err: err}
+	}
+	closeAll(inR, outW, errW) // the child holds its own copies
+
+	p := &process{
+		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		tail:    newTailBuffer(opts.stderrTail()),
+		pgid:    cmd.Process.Pid,
+		waited:  make(chan struct{}),
+		drained: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.waited)
+	}()
+	go p.drainStderr(opts.Stderr)
+	return p, nil
+}
+
+// lookPath finds name in the directories of path, as a shell would.
+func lookPath(name, path string) (string, error) {
+	for _, dir := range strings.Split(path, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		candidate := dir + "/" + name
+		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return candidate, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// drainStderr reads the server's stderr until EOF, always, keeping a bounded
+// tail for diagnostics and copying it to extra when that is set.
+func (p *process) drainStderr(extra interface{ Write([]byte) (int, error) }) {
+	defer close(p.drained)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := p.stderr.Read(buf)
+		if n > 0 {
+			p.tail.Write(buf[:n])
+			if extra != nil {
+				extra.Write(buf[:n])
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// state says how the process ended, or that it is still running.
+func (p *process) state() string {
+	select {
+	case <-p.waited:
+	default:
+		return "still running"
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+// exited reports whether the server has been reaped within d.
+func (p *process) exitedWithin(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-p.waited:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.waited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stop ends the server as the stdio transport says: "the client SHOULD
+// initiate shutdown by first closing the input stream to the child process,
+// waiting for the server to exit, or sending SIGTERM if the server does not
+// exit within a reasonable time; and then SIGKILL if the server does not
+// exit within a reasonable time after SIGTERM." Signals go to the whole
+// process group, and a final SIGKILL to the group ends anything the server
+// left behind. stop never blocks for more than about 2×grace plus a second.
+func (p *process) stop(grace time.Duration) {
+	p.stdin.Close()
+	if !p.exitedWithin(grace) {
+		syscall.Kill(-p.pgid, syscall.SIGTERM)
+		if !p.exitedWithin(grace) {
+			syscall.Kill(-p.pgid, syscall.SIGKILL)
+		}
+	}
+	// Whatever is left in the group (grandchildren) goes too.
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.exitedWithin(time.Second)
+	// Let stderr drain what the group wrote, then close our ends so no
+	// reader can stay blocked on a pipe a stray process still holds.
+	select {
+	case <-p.drained:
+	case <-time.After(100 * time.Millisecond):
+	}
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	total int64
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total += int64(len(b))
+	if len(b) >= t.max {
+		t.buf = append(t.buf[:0], b[len(b)-t.max:]...)
+		return len(b), nil
+	}
+	if over := len(t.buf) + len(b) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, b...)
+	return len(b), nil
+}
+
+// String returns the tail as text, trimmed of surrounding white space.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
