@@ -1,0 +1,23 @@
+// Package term wires spear-term's parts together; the binary's main calls
+// Main, and tests run it in-process.
+package term
+
+import (
+	"context"
+	"os"
+	"syscall"
+
+	"spear/intercept"
+)
+
+// Main runs spear-term with the process's arguments, environment and
+// standard files and returns its exit status.
+func Main() int {
+	ic := &intercept.Interceptor{Nested: intercept.InsideTurnShell(os.Getenv)}
+	t := &intercept.Term{
+		Argv0: os.Args[0], Args: os.Args[1:], Env: os.Environ(), Getenv: os.Getenv,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Interceptor: ic, Exec: syscall.Exec,
+	}
+	return t.Run(context.Background())
+}

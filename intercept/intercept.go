@@ -1,0 +1,111 @@
+// Package intercept decides what to do with each submission to a turn's
+// terminal and carries it out: answer a spear-capability command, or hand
+// everything else untouched to the real shell.
+package intercept
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"spear/gateway"
+	"spear/internal/procs"
+	"spear/shellparse"
+)
+
+// Marker is the environment variable every child of spear-term carries.
+// Where it is set, neither binary acts as a gateway.
+const Marker = "SPEAR_TURN_SHELL"
+
+// TermName is the command name of spear-term, looked for among ancestors.
+const TermName = "spear-term"
+
+// Answerer answers recognised invocations; the gateway is one.
+type Answerer interface {
+	// Answer runs one invocation, given its words after the command name,
+	// writes its output and returns its exit status.
+	Answer(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// RecordRefusal records a submission refused before it reached the
+	// gateway's own checks.
+	RecordRefusal(ctx context.Context, args []string, reason string) error
+}
+
+// InsideTurnShell reports whether this process runs inside a turn's shell:
+// the marker is in env, or an ancestor process is spear-term.
+func InsideTurnShell(getenv func(string) string) bool {
+	if getenv(Marker) != "" {
+		return true
+	}
+	for _, name := range procs.Ancestors(os.Getpid()) {
+		if name == TermName {
+			return true
+		}
+	}
+	return false
+}
+
+// NestedMessage is what a spear-capability reached through the shell says.
+const NestedMessage = shellparse.Name + " was run by the turn's shell (through a pipe, a script, eval, xargs, bash -c, a variable or the like), so it does nothing.\n" +
+	"It is answered only when it stands alone at a command position of a submission, on one line:\n" +
+	"  " + shellparse.GenericHint + "\n"
+
+// Refuse writes a refusal in the one format a turn sees and returns the
+// refused exit status.
+func Refuse(stderr io.Writer, reason, hint string) int {
+	fmt.Fprintf(stderr, "%s: refused: %s\n", shellparse.Name, reason)
+	if hint != "" {
+		fmt.Fprintf(stderr, "%s: hint: write it alone on one line: %s\n", shellparse.Name, hint)
+	}
+	return gateway.ExitRefused
+}
+
+// Interceptor answers the submissions that are not ordinary.
+type Interceptor struct {
+	// Gateway answers invocations; nil means no gateway is configured.
+	Gateway Answerer
+	// Nested is true when spear-term itself runs inside a turn's shell:
+	// then it answers no invocation.
+	Nested bool
+}
+
+// Respond answers a submission that Classify did not find ordinary and
+// returns its exit status. Nothing of the submission is run.
+func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout, stderr io.Writer) int {
+	switch {
+	case v.Kind == shellparse.Refused:
+		if ic.Gateway != nil {
+			if err := ic.Gateway.RecordRefusal(ctx, v.Args, v.Refusal.Error()); err != nil {
+				fmt.Fprintf(stderr, "%s: warning: %v\n", shellparse.Name, err)
+			}
+		}
+		return Refuse(stderr, v.Refusal.Error(), v.Refusal.Hint)
+	case ic.Nested:
+		fmt.Fprint(stderr, NestedMessage)
+		return gateway.ExitRefused
+	case ic.Gateway == nil:
+		return Refuse(stderr, "no capability gateway is configured for this terminal", "")
+	default:
+		return ic.Gateway.Answer(ctx, v.Args, stdout, stderr)
+	}
+}
+
+// realShell returns the shell ordinary submissions go to.
+func realShell(getenv func(string) string) string {
+	if s := getenv("SPEAR_REAL_SHELL"); s != "" {
+		return s
+	}
+	return "/bin/bash"
+}
+
+// childEnv is env with the marker set.
+func childEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, Marker+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, Marker+"=1")
+}

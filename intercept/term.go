@@ -1,0 +1,317 @@
+package intercept
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"spear/shellparse"
+)
+
+// Term is spear-term: a bash-compatible shell that answers spear-capability
+// itself. Its zero value is not usable; set every field.
+type Term struct {
+	Argv0  string   // how spear-term was invoked (os.Args[0])
+	Args   []string // its arguments (os.Args[1:])
+	Env    []string // its environment
+	Getenv func(string) string
+	Stdin  io.Reader
+	Stdout *os.File
+	Stderr *os.File
+	// Interceptor answers what is not ordinary.
+	Interceptor *Interceptor
+	// Exec replaces the process; syscall.Exec in production.
+	Exec func(path string, argv, env []string) error
+}
+
+// Run runs spear-term and returns its exit status. An ordinary -c
+// submission does not return: the real shell replaces the process.
+func (t *Term) Run(ctx context.Context) int {
+	sa := ParseShellArgs(t.Args)
+	switch {
+	case sa.HasCommand:
+		v := shellparse.Classify(sa.Command)
+		if v.Kind == shellparse.Ordinary {
+			return t.passThrough()
+		}
+		return t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
+	case sa.Script:
+		// bash FILE reads its commands from the file; its own
+		// spear-capability commands meet the marker and refuse.
+		return t.passThrough()
+	default:
+		return t.stream(ctx, sa)
+	}
+}
+
+// passThrough replaces spear-term with the real shell, given the very same
+// arguments: same pid, stdin, signals and exit status as running it directly.
+func (t *Term) passThrough() int {
+	shell := realShell(t.Getenv)
+	argv0 := shell
+	if strings.HasPrefix(filepath.Base(t.Argv0), "-") {
+		argv0 = "-" + filepath.Base(shell) // a login shell, as bash sees it
+	}
+	err := t.Exec(shell, append([]string{argv0}, t.Args...), childEnv(t.Env))
+	fmt.Fprintf(t.Stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
+	return 127
+}
+
+// The persistent shell's prelude: fd 3 (the script) is closed once bash has
+// opened it, the status pipe moves to fd 99, and Ctrl-C interrupts a command
+// without ending the shell.
+const prelude = `exec 3<&- 99>&4 4>&-
+__spear_status() { builtin printf '%d\n' "$1" >&99; return "$1"; }
+__spear_return() { return "$1"; }
+trap : INT
+`
+
+// shell is the persistent real shell of stream mode.
+type shell struct {
+	cmd    *exec.Cmd
+	script *os.File      // we write submissions here
+	status *bufio.Reader // it reports each status here
+}
+
+func (t *Term) startShell(sa ShellArgs) (*shell, error) {
+	scriptR, scriptW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		closeFiles(scriptR, scriptW)
+		return nil, err
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		closeFiles(scriptR, scriptW, statusR, statusW)
+		return nil, err
+	}
+	defer closeFiles(scriptR, statusW, devnull)
+	args := append(append([]string{}, sa.Options...), "/dev/fd/3")
+	args = append(args, sa.Positional...)
+	cmd := exec.Command(realShell(t.Getenv), args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, t.Stdout, t.Stderr
+	cmd.ExtraFiles = []*os.File{scriptR, statusW}
+	cmd.Env = childEnv(t.Env)
+	if err := cmd.Start(); err != nil {
+		closeFiles(scriptW, statusR)
+		return nil, err
+	}
+	sh := &shell{cmd: cmd, script: scriptW, status: bufio.NewReader(statusR)}
+	if _, err := io.WriteString(scriptW, prelude); err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
+
+func closeFiles(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// run hands one ordinary submission to the shell and waits for its status.
+// The text travels in a here-document under a delimiter it cannot contain
+// and runs through eval, so a syntax error is reported by bash without
+// ending the shell, and $? is the previous submission's status.
+func (sh *shell) run(src string) (status int, alive bool) {
+	delim := newDelimiter(src)
+	block := "__spear_last=$?\nIFS= builtin read -r -d '' __spear_cmd <<'" + delim + "'\n" + src
+	if !strings.HasSuffix(src, "\n") {
+		block += "\n"
+	}
+	block += delim + "\n__spear_return \"$__spear_last\"; builtin eval \"$__spear_cmd\"; __spear_status \"$?\"\n"
+	if _, err := io.WriteString(sh.script, block); err != nil {
+		return 0, false
+	}
+	line, err := sh.status.ReadString('\n')
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+func newDelimiter(src string) string {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		d := "__SPEAR_END_" + hex.EncodeToString(b[:])
+		if !strings.Contains(src, d) {
+			return d
+		}
+	}
+}
+
+// wait ends the shell and returns its exit status.
+func (sh *shell) wait() int {
+	sh.script.Close()
+	err := sh.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// stream reads submissions from stdin one complete command at a time,
+// answers invocations, runs everything else in one persistent shell, and
+// reports each submission's exit status.
+func (t *Term) stream(ctx context.Context, sa ShellArgs) int {
+	sh, err := t.startShell(sa)
+	if err != nil {
+		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realShell(t.Getenv), err)
+		return 127
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGINT || s == syscall.SIGQUIT {
+				continue // the terminal sent it to the whole group; the shell has it
+			}
+			sh.cmd.Process.Signal(s)
+		}
+	}()
+
+	report := t.statusReporter()
+	last := 0
+	subs := newSubmissions(t.Stdin)
+	for {
+		src, ok := subs.next()
+		if !ok {
+			break
+		}
+		if strings.TrimSpace(src) == "" {
+			continue
+		}
+		v := shellparse.Classify(src)
+		if v.Kind != shellparse.Ordinary {
+			last = t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
+			sh.run("__spear_return " + strconv.Itoa(last)) // so $? says it
+			report(last)
+			continue
+		}
+		status, alive := sh.run(src)
+		if !alive {
+			last = sh.wait()
+			report(last)
+			return last
+		}
+		last = status
+		report(last)
+	}
+	sh.wait()
+	return last
+}
+
+// statusReporter writes each submission's exit status: as a bare number on
+// a line to the descriptor SPEAR_STATUS_FD names, else as
+// "spear-term: status N" on stderr.
+func (t *Term) statusReporter() func(int) {
+	if fd, err := strconv.Atoi(t.Getenv("SPEAR_STATUS_FD")); err == nil && fd > 2 {
+		f := os.NewFile(uintptr(fd), "status")
+		return func(n int) { fmt.Fprintf(f, "%d\n", n) }
+	}
+	return func(n int) { fmt.Fprintf(t.Stderr, "spear-term: status %d\n", n) }
+}
+
+// submissions cuts a stream into complete commands, as bash would read
+// them: a line, or as many lines as an open quote, compound command or
+// here-document needs.
+type submissions struct {
+	lr     *lineReader
+	parser *syntax.Parser
+	pull   func() ([]*syntax.Stmt, error, bool)
+	stop   func()
+}
+
+func newSubmissions(r io.Reader) *submissions {
+	s := &submissions{lr: &lineReader{br: bufio.NewReaderSize(r, 64<<10)}}
+	s.restart()
+	return s
+}
+
+func (s *submissions) restart() {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	s.pull, s.stop = iter.Pull2(s.parser.InteractiveSeq(s.lr))
+}
+
+// next returns the next complete submission, or false at the end of input.
+func (s *submissions) next() (string, bool) {
+	for {
+		_, err, ok := s.pull()
+		if !ok {
+			// End of input: whatever is left is the last submission.
+			src := s.lr.take()
+			return src, src != ""
+		}
+		if err != nil {
+			// The parser gives up at an error; what it read is one
+			// submission, and parsing starts afresh after it.
+			src := s.lr.take()
+			s.restart()
+			return src, true
+		}
+		if !s.parser.Incomplete() {
+			return s.lr.take(), true
+		}
+	}
+}
+
+// lineReader hands the parser at most one line per Read and records what
+// it handed, so that the text of each submission is known exactly.
+type lineReader struct {
+	br      *bufio.Reader
+	pending string
+	rec     strings.Builder
+}
+
+func (l *lineReader) Read(p []byte) (int, error) {
+	if l.pending == "" {
+		line, err := l.br.ReadString('\n')
+		if line == "" {
+			return 0, err
+		}
+		l.pending = line
+	}
+	n := copy(p, l.pending)
+	l.rec.WriteString(l.pending[:n])
+	l.pending = l.pending[n:]
+	return n, nil
+}
+
+func (l *lineReader) take() string {
+	s := l.rec.String()
+	l.rec.Reset()
+	return s
+}
