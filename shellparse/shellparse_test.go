@@ -274,10 +274,10 @@ func TestClassify(t *testing.T) {
 func TestHints(t *testing.T) {
 	for src, want := range map[string]string{
 		"echo x | spear-capability invoke t/x '{\"a\": 1}'": `spear-capability invoke t/x '{"a": 1}'`,
-		"spear-capability invoke t/x $ARGS":                  `spear-capability invoke t/x '<the value of $ARGS>'`,
-		"env spear-capability describe t/x":                  `spear-capability describe t/x`,
-		"spear-capability list > out":                        `spear-capability list`,
-		"bash -c 'spear-capability list'":                    GenericHint,
+		"spear-capability invoke t/x $ARGS":                 `spear-capability invoke t/x '<the value of $ARGS>'`,
+		"env spear-capability describe t/x":                 `spear-capability describe t/x`,
+		"spear-capability list > out":                       `spear-capability list`,
+		"bash -c 'spear-capability list'":                   GenericHint,
 	} {
 		v := Classify(src)
 		if v.Refusal == nil || v.Refusal.Hint != want {
