@@ -184,7 +184,7 @@ func (a *analysis) find(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.FuncDecl:
-			if isName(n.Name.Value) {
+			if n.Name != nil && isName(n.Name.Value) {
 				a.sites = append(a.sites, site{kind: funcdef, pos: n.Pos()})
 			}
 		case *syntax.CallExpr:

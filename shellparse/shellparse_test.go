@@ -243,6 +243,8 @@ var rows = []row{
 	{"echo spear-capa\x00bility", R, "NUL byte"},
 	{`spear-capability invoke t/x {a}`, I, `invoke|t/x|{a}`},
 	{"spear-capa'bility", R, "does not parse"},
+	{" ()0spear-capability", O, ""},
+	{"() spear-capability list", R, "function definition"},
 }
 
 func TestClassify(t *testing.T) {
