@@ -51,14 +51,13 @@ const NestedMessage = shellparse.Name + " was run by the turn's shell (through a
 	"It is answered only when it stands alone at a command position of a submission, on one line:\n" +
 	"  " + shellparse.GenericHint + "\n"
 
-// Refuse writes a refusal in the one format a turn sees and returns the
-// refused exit status.
+// Refuse writes a refusal of a submission, with the command written the
+// right way, and returns the refused exit status.
 func Refuse(stderr io.Writer, reason, hint string) int {
-	fmt.Fprintf(stderr, "%s: refused: %s\n", shellparse.Name, reason)
 	if hint != "" {
-		fmt.Fprintf(stderr, "%s: hint: write it alone on one line: %s\n", shellparse.Name, hint)
+		hint = "write it alone on one line: " + hint
 	}
-	return gateway.ExitRefused
+	return gateway.WriteRefusal(stderr, reason, hint)
 }
 
 // Interceptor answers the submissions that are not ordinary.

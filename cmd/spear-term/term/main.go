@@ -7,13 +7,14 @@ import (
 	"os"
 	"syscall"
 
+	"spear/gateway"
 	"spear/intercept"
 )
 
 // Main runs spear-term with the process's arguments, environment and
 // standard files and returns its exit status.
 func Main() int {
-	ic := &intercept.Interceptor{Nested: intercept.InsideTurnShell(os.Getenv)}
+	ic := &intercept.Interceptor{Gateway: gateway.New(os.Getenv), Nested: intercept.InsideTurnShell(os.Getenv)}
 	t := &intercept.Term{
 		Argv0: os.Args[0], Args: os.Args[1:], Env: os.Environ(), Getenv: os.Getenv,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,

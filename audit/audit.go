@@ -1,0 +1,186 @@
+// Package audit appends the gateway's events to the audit trail, one JSON
+// object a line, so that lines written by concurrent processes never
+// interleave or tear.
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Event names, as DESIGN.md lists them.
+const (
+	ProviderRegistered       = "provider_registered"
+	ProviderRejected         = "provider_rejected"
+	ProviderAdmitted         = "provider_admitted"
+	ProviderNotAdmitted      = "provider_not_admitted"
+	CapabilityFamilySelected = "capability_family_selected"
+	CapabilityIndexExposed   = "capability_index_exposed"
+	CapabilityDescribed      = "capability_described"
+	CapabilityInvoked        = "capability_invoked"
+	CapabilityRefused        = "capability_refused"
+	ProviderFailed           = "provider_failed"
+	RuntimeWithoutGateway    = "runtime_without_gateway"
+)
+
+// Fields are an event's own fields, besides time, event, session and turn.
+type Fields map[string]any
+
+// Logger appends events for one session and turn. A nil *Logger records
+// nothing and never fails.
+type Logger struct {
+	mu      sync.Mutex
+	w       *lockedFile
+	zl      zerolog.Logger
+	session string
+	turn    string
+	now     func() time.Time
+}
+
+// Open opens (creating it and its directory) the audit file at path for
+// appending. now supplies the time of each event; nil means time.Now.
+func Open(path, session, turn string, now func() time.Time) (*Logger, error) {
+	if path == "" {
+		return nil, errors.New("no audit file is configured (set SPEAR_AUDIT_FILE or SPEAR_STATE_DIR)")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("opening the audit trail: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit trail: %w", err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	w := &lockedFile{f: f}
+	return &Logger{w: w, zl: zerolog.New(w), session: session, turn: turn, now: now}, nil
+}
+
+// Close closes the audit file.
+func (l *Logger) Close() error {
+	if l == nil {
+		return nil
+	}
+	return l.w.f.Close()
+}
+
+// Record appends one event. An error means the event was not recorded.
+func (l *Logger) Record(event string, fields Fields) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.err = nil
+	e := l.zl.Log().
+		Str("time", l.now().UTC().Format(time.RFC3339Nano)).
+		Str("event", event).
+		Str("session", l.session).
+		Str("turn", l.turn)
+	if len(fields) > 0 {
+		e = e.Fields(map[string]any(fields))
+	}
+	e.Send()
+	if l.w.err != nil {
+		return fmt.Errorf("writing the audit trail: %w", l.w.err)
+	}
+	return nil
+}
+
+// lockedFile writes each event with one write(2) under an exclusive flock,
+// so that appends from many processes stay whole lines.
+type lockedFile struct {
+	f   *os.File
+	err error
+}
+
+func (w *lockedFile) Write(p []byte) (int, error) {
+	fd := int(w.f.Fd())
+	if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+		w.err = err
+		return 0, err
+	}
+	defer syscall.Flock(fd, syscall.LOCK_UN)
+	n, err := w.f.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// Entry is one line of the trail, decoded.
+type Entry struct {
+	Time    time.Time      `json:"-"`
+	Event   string         `json:"event"`
+	Session string         `json:"session"`
+	Turn    string         `json:"turn"`
+	Fields  map[string]any `json:"-"`
+	Raw     string         `json:"-"`
+}
+
+// Read decodes a trail. A line that does not decode is returned as an
+// error naming its number; the lines before it are returned too.
+func Read(r io.Reader, fn func(Entry) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		e, err := ParseEntry(line)
+		if err != nil {
+			return fmt.Errorf("audit line %d: %w", n, err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// ParseEntry decodes one line of the trail.
+func ParseEntry(line []byte) (Entry, error) {
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Fields: map[string]any{}, Raw: string(line)}
+	for k, v := range m {
+		s, _ := v.(string)
+		switch k {
+		case "time":
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return Entry{}, fmt.Errorf("time %q: %w", s, err)
+			}
+			e.Time = t
+		case "event":
+			e.Event = s
+		case "session":
+			e.Session = s
+		case "turn":
+			e.Turn = s
+		default:
+			e.Fields[k] = v
+		}
+	}
+	if e.Event == "" {
+		return Entry{}, errors.New("no event")
+	}
+	return e, nil
+}

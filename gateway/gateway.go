@@ -1,0 +1,500 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"spear/audit"
+	"spear/mcp"
+)
+
+// Gateway answers a turn's spear-capability commands. Its zero value is not
+// usable: set Paths, and optionally the rest.
+type Gateway struct {
+	Paths Paths
+	// Connect starts providers; nil means mcp.Connect.
+	Connect Connector
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns a gateway configured from the environment.
+func New(getenv func(string) string) *Gateway {
+	return &Gateway{Paths: PathsFrom(getenv)}
+}
+
+func (g *Gateway) connect() Connector {
+	if g.Connect != nil {
+		return g.Connect
+	}
+	return mcp.Connect
+}
+
+func (g *Gateway) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// RefusalError is a refused command: what is wrong and, where it is
+// knowable, the command written the right way.
+type RefusalError struct {
+	Why  string
+	Hint string
+}
+
+func (e *RefusalError) Error() string { return e.Why }
+
+// UnavailableError is a call to a provider that is unavailable.
+type UnavailableError struct {
+	Provider, Why string
+}
+
+func (e *UnavailableError) Error() string { return e.Provider + ": " + e.Why }
+
+func refused(hint, format string, args ...any) error {
+	return &RefusalError{Why: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// TurnSession is the gateway as one command of one turn sees it.
+type TurnSession struct {
+	g     *Gateway
+	Turn  *Turn
+	Sel   *Selection
+	log   *audit.Logger
+	store *store
+	State *TurnState
+	// Notes are lines for the turn to read once: providers newly
+	// unavailable in this session.
+	Notes []string
+}
+
+// Close releases the audit file.
+func (ts *TurnSession) Close() { ts.log.Close() }
+
+// Open loads the turn, the registries and the turn's state, building the
+// family the first time the turn needs it. The error is a *RefusalError
+// that the turn may read, or a *TurnError/*FileError for the harness.
+func (g *Gateway) Open(ctx context.Context) (*TurnSession, error) {
+	t, err := LoadTurn(g.Paths.TurnFile)
+	if err != nil {
+		return nil, err
+	}
+	log, err := audit.Open(g.Paths.AuditFile, t.Session, t.Turn, g.Now)
+	if err != nil {
+		return nil, refused("", "%v; no call runs until it can be recorded", err)
+	}
+	ts := &TurnSession{g: g, Turn: t, log: log, store: newStore(g.Paths.StateDir, t)}
+	err = ts.store.locked(func() error {
+		st, err := ts.store.load()
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			if st, err = ts.build(ctx); err != nil {
+				return err
+			}
+			if err := ts.store.save(st); err != nil {
+				return err
+			}
+		}
+		ts.State = st
+		return nil
+	})
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	return ts, nil
+}
+
+// record appends an event; a failure to record is returned, so that what
+// cannot be recorded does not run.
+func (ts *TurnSession) record(event string, f audit.Fields) error {
+	if err := ts.log.Record(event, f); err != nil {
+		return refused("", "%v; no call runs until it can be recorded", err)
+	}
+	return nil
+}
+
+// build selects the providers, starts the admitted ones and records every
+// decision. It runs once per turn, under the turn's lock.
+func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
+	g := ts.g
+	reg, err := LoadRegistry(g.Paths.CapabilitiesFile)
+	if err != nil {
+		ts.record(audit.ProviderRejected, audit.Fields{"file": g.Paths.CapabilitiesFile, "why": err.Error()})
+		reg = &Registry{Path: g.Paths.CapabilitiesFile}
+	}
+	projects, err := LoadProjects(g.Paths.ProjectsFile)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range reg.Problems {
+		if err := ts.record(audit.ProviderRejected, audit.Fields{"provider": p.Entry, "key": p.Key, "why": p.Msg}); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range reg.Providers {
+		if err := ts.record(audit.ProviderRegistered, providerFields(p)); err != nil {
+			return nil, err
+		}
+	}
+	sel := Select(reg, projects, ts.Turn)
+	ts.Sel = sel
+	project := ""
+	if sel.Project != nil {
+		project = sel.Project.Name
+	}
+	for _, d := range sel.Decisions {
+		f := audit.Fields{"provider": d.Provider.ID, "project": project, "class": ts.Turn.Class}
+		event := audit.ProviderAdmitted
+		if !d.Admitted {
+			event = audit.ProviderNotAdmitted
+			f["reason"] = d.Reason
+		}
+		if err := ts.record(event, f); err != nil {
+			return nil, err
+		}
+	}
+	st := &TurnState{Built: g.now().UTC(), Described: []string{}}
+	if sel.Offer.EarlierRuntime {
+		if err := ts.record(audit.RuntimeWithoutGateway, audit.Fields{"why": sel.Offer.Why}); err != nil {
+			return nil, err
+		}
+	}
+	if sel.Offer.Task == "" {
+		st.Why = sel.Offer.Why
+		return st, nil
+	}
+	fam := BuildFamily(ctx, g.connect(), sel.Admitted(), sel.Offer.ReadOnly)
+	for _, u := range fam.Unavailable {
+		if err := ts.record(audit.ProviderFailed, audit.Fields{"provider": u.Provider, "phase": u.Phase, "why": u.Detail}); err != nil {
+			return nil, err
+		}
+	}
+	names := make([]string, len(fam.Capabilities))
+	for i, c := range fam.Capabilities {
+		names[i] = c.Name
+	}
+	unavailable := make([]string, len(fam.Unavailable))
+	for i, u := range fam.Unavailable {
+		unavailable[i] = u.Provider
+	}
+	f := audit.Fields{"capabilities": names, "exposure": fam.Exposure, "tokens": fam.Tokens, "unavailable": unavailable}
+	if len(fam.Excluded) > 0 {
+		f["excluded"] = fam.Excluded
+	}
+	if err := ts.record(audit.CapabilityFamilySelected, f); err != nil {
+		return nil, err
+	}
+	if fam.Exposure == ExposureIndex {
+		if err := ts.record(audit.CapabilityIndexExposed, audit.Fields{"capabilities": len(names)}); err != nil {
+			return nil, err
+		}
+	}
+	st.Offered = true
+	st.Family = fam
+	return st, nil
+}
+
+func providerFields(p *Provider) audit.Fields {
+	return audit.Fields{
+		"provider": p.ID, "scope": p.Scope.String(), "tasks": p.Tasks, "read": nonNil(p.Read),
+		"write": p.Write, "enabled": p.Enabled, "timeout_s": p.Timeout.Seconds(), "env_names": p.EnvNames(),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// takeNotes collects, once per session, the providers newly unavailable.
+func (ts *TurnSession) takeNotes() {
+	if ts.State.Family == nil {
+		return
+	}
+	fresh, err := ts.store.sayOnce(ts.State.Family.Unavailable)
+	if err != nil {
+		return
+	}
+	for _, u := range fresh {
+		ts.Notes = append(ts.Notes, fmt.Sprintf("%s is unavailable in this session: it %s; its capabilities cannot be used", u.Provider, u.Reason))
+	}
+}
+
+// offered is check 1: the turn is offered capabilities at all.
+func (ts *TurnSession) offered() error {
+	if !ts.State.Offered {
+		return refused("", "this turn is offered no external capabilities: %s", ts.State.Why)
+	}
+	return nil
+}
+
+// find is checks 2 and 3: the capability is in the family, and its
+// provider is available.
+func (ts *TurnSession) find(name string) (*Capability, error) {
+	fam := ts.State.Family
+	provider, tool, ok := strings.Cut(name, "/")
+	if !ok || provider == "" || tool == "" {
+		return nil, refused(ListHint, "%q is not a capability name; capabilities are named <provider>/<tool>", OneLine(name, 80))
+	}
+	if u := fam.UnavailableProvider(provider); u != nil {
+		return nil, &UnavailableError{Provider: provider, Why: u.Reason}
+	}
+	c := fam.Capability(name)
+	if c == nil {
+		return nil, refused(ListHint, "%s is not offered in this turn", OneLine(name, 80))
+	}
+	return c, nil
+}
+
+// ListHint shows how to see what a turn is offered.
+const ListHint = "spear-capability list"
+
+// Describe marks a capability described for this turn and returns it.
+func (ts *TurnSession) Describe(name string) (*Capability, error) {
+	if err := ts.offered(); err != nil {
+		return nil, err
+	}
+	c, err := ts.find(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := ts.record(audit.CapabilityDescribed, audit.Fields{"capability": c.Name}); err != nil {
+		return nil, err
+	}
+	if !ts.State.IsDescribed(c.Name) {
+		err = ts.store.locked(func() error {
+			st, err := ts.store.load()
+			if err != nil || st == nil {
+				return fmt.Errorf("the turn's state disappeared: %v", err)
+			}
+			if !st.IsDescribed(c.Name) {
+				st.Described = append(st.Described, c.Name)
+				if err := ts.store.save(st); err != nil {
+					return err
+				}
+			}
+			ts.State = st
+			return nil
+		})
+	}
+	return c, err
+}
+
+// markUnavailable keeps a provider that failed a call out of the rest of
+// the turn.
+func (ts *TurnSession) markUnavailable(u *Unavailable) error {
+	return ts.store.locked(func() error {
+		st, err := ts.store.load()
+		if err != nil || st == nil {
+			return fmt.Errorf("the turn's state disappeared: %v", err)
+		}
+		if st.Family.UnavailableProvider(u.Provider) == nil {
+			st.Family.Unavailable = append(st.Family.Unavailable, *u)
+			if err := ts.store.save(st); err != nil {
+				return err
+			}
+		}
+		ts.State = st
+		return nil
+	})
+}
+
+// Outcome is what an invocation came to.
+type Outcome struct {
+	Capability *Capability
+	Result     *mcp.CallToolResult
+	Framed     string
+	Status     int
+}
+
+// Invoke runs the checks of DESIGN.md in order and then calls the tool.
+func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *Outcome, err error) {
+	start := time.Now()
+	fields := audit.Fields{"capability": OneLine(name, 200)}
+	defer func() {
+		if err == nil {
+			return
+		}
+		var re *RefusalError
+		var ue *UnavailableError
+		switch {
+		case errors.As(err, &re):
+			fields["why"] = re.Why
+			ts.log.Record(audit.CapabilityRefused, fields)
+		case errors.As(err, &ue):
+			fields["outcome"] = "unavailable"
+			fields["why"] = ue.Why
+			fields["duration_ms"] = time.Since(start).Milliseconds()
+			ts.log.Record(audit.CapabilityInvoked, fields)
+		}
+	}()
+	if err := ts.offered(); err != nil {
+		return nil, err
+	}
+	c, err := ts.find(name)
+	if err != nil {
+		return nil, err
+	}
+	if ts.State.Family.Exposure == ExposureIndex && !ts.State.IsDescribed(c.Name) {
+		return nil, refused("spear-capability describe "+c.Name, "%s has not been described in this turn; a capability shown in the index is invoked only after spear-capability describe", c.Name)
+	}
+	args, err := ParseArguments(argText)
+	if err != nil {
+		return nil, refused(invokeHint(c), "%v", err)
+	}
+	fields["arguments"] = json.RawMessage(mustJSON(args))
+	v, err := CompileSchema(c.InputSchema)
+	if err != nil {
+		return nil, refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
+	}
+	if err := v.Check(args); err != nil {
+		return nil, refused(invokeHint(c), "the arguments do not fit the schema of %s: %v", c.Name, err)
+	}
+	approval, err := ts.allowWrite(ctx, c, args)
+	if err != nil {
+		return nil, err
+	}
+	if approval != "" {
+		fields["approved_by"] = approval
+	}
+	// The call itself, recorded before it runs: what cannot be recorded
+	// does not run.
+	if err := ts.record(audit.CapabilityInvoked, audit.Fields{"capability": c.Name, "arguments": fields["arguments"], "outcome": "started"}); err != nil {
+		return nil, err
+	}
+	res, uerr := ts.call(ctx, c, args)
+	fields["duration_ms"] = time.Since(start).Milliseconds()
+	if uerr != nil {
+		ts.record(audit.ProviderFailed, audit.Fields{"provider": c.Provider, "phase": uerr.Phase, "why": uerr.Detail})
+		ts.markUnavailable(uerr)
+		return nil, &UnavailableError{Provider: c.Provider, Why: uerr.Reason}
+	}
+	out = &Outcome{Capability: c, Result: res, Framed: Frame(Nonce(), c.Name, res, ts.g.Paths.MaxOutput)}
+	fields["outcome"] = "result"
+	if res.IsError {
+		out.Status = ExitToolError
+		fields["outcome"] = "tool_error"
+	}
+	fields["result_bytes"] = len(out.Framed)
+	if err := ts.record(audit.CapabilityInvoked, fields); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func mustJSON(v any) []byte {
+	data, _ := json.Marshal(v)
+	return data
+}
+
+func invokeHint(c *Capability) string {
+	return "spear-capability invoke " + c.Name + " '<arguments as one JSON object>'  (spear-capability describe " + c.Name + " shows them)"
+}
+
+// allowWrite is check 6: a WRITE runs only where the provider's write
+// policy and the permission mode both allow it. It returns who approved.
+func (ts *TurnSession) allowWrite(ctx context.Context, c *Capability, args map[string]json.RawMessage) (string, error) {
+	if c.Class == ClassRead {
+		return "", nil
+	}
+	reg, err := LoadRegistry(ts.g.Paths.CapabilitiesFile)
+	if err != nil {
+		return "", refused("", "%s is a WRITE, and the provider registry cannot be read to check its write policy", c.Name)
+	}
+	p := reg.Provider(c.Provider)
+	if p == nil {
+		return "", refused("", "%s is a WRITE, and its provider is no longer registered", c.Name)
+	}
+	mode := ts.Turn.PermissionMode
+	switch {
+	case p.Write == WriteRefuse:
+		return "", refused("", "%s is a WRITE, and the provider's write policy refuses every WRITE", c.Name)
+	case mode == ModeReadOnly:
+		return "", refused("", "%s is a WRITE, and this session's permission mode is read-only", c.Name)
+	case p.Write == WriteAllow:
+		return "policy allow", nil
+	case mode == ModeAuto:
+		return "permission mode auto", nil
+	}
+	// confirm × ask: a person decides.
+	if ts.g.Paths.ConfirmCommand == "" {
+		return "", refused("", "%s is a WRITE that needs a person's confirmation, and no way to ask is configured; the operator sets SPEAR_CONFIRM_COMMAND to a program that asks and exits 0 to approve", c.Name)
+	}
+	plain := map[string]any{}
+	for k, v := range args {
+		var x any
+		json.Unmarshal(v, &x)
+		plain[k] = x
+	}
+	req := mustJSON(ConfirmRequest{
+		Session: ts.Turn.Session, Turn: ts.Turn.Turn, Workspace: ts.Turn.Workspace,
+		Capability: c.Name, Class: c.Class, Description: OneLine(c.Description, 500), Arguments: plain,
+	})
+	ok, why := confirm(ctx, ts.g.Paths.ConfirmCommand, req, ts.g.Paths.ConfirmTimeout)
+	if !ok {
+		return "", refused("", "%s was not confirmed: %s", c.Name, why)
+	}
+	return "confirmation", nil
+}
+
+// call starts the provider, calls the tool and stops the provider.
+func (ts *TurnSession) call(ctx context.Context, c *Capability, args map[string]json.RawMessage) (*mcp.CallToolResult, *Unavailable) {
+	reg, err := LoadRegistry(ts.g.Paths.CapabilitiesFile)
+	var p *Provider
+	if err == nil {
+		p = reg.Provider(c.Provider)
+	}
+	if p == nil {
+		return nil, &Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
+	}
+	client, err := ts.g.connect()(ctx, ClientOptions(p))
+	if err != nil {
+		return nil, failure(p, phaseOf(err, "initialize"), err)
+	}
+	defer client.Close()
+	res, err := client.CallTool(ctx, c.Tool, mustJSON(args))
+	if err != nil {
+		var re *mcp.RPCError
+		if errors.As(err, &re) {
+			// The server answered, with a JSON-RPC error: a failed call,
+			// not an unavailable provider.
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: fmt.Sprintf("the provider answered with error %d: %s", re.Code, re.Message)}}}, nil
+		}
+		return nil, failure(p, "call", err)
+	}
+	return res, nil
+}
+
+// RecordRefusal records a submission the terminal refused before the
+// gateway's own checks. Without a readable turn file it is recorded with
+// empty session and turn.
+func (g *Gateway) RecordRefusal(ctx context.Context, args []string, reason string) error {
+	session, turn := "", ""
+	if t, err := LoadTurn(g.Paths.TurnFile); err == nil {
+		session, turn = t.Session, t.Turn
+	}
+	log, err := audit.Open(g.Paths.AuditFile, session, turn, g.Now)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	return log.Record(audit.CapabilityRefused, audit.Fields{"why": reason, "words": nonNil(args)})
+}
+
+// Answer runs one invocation's words inside a turn and returns its exit
+// status; it implements intercept.Answerer.
+func (g *Gateway) Answer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return answer(ctx, g, args, stdout, stderr)
+}

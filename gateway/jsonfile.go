@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// FileError reports a file that cannot be read or is not JSON, with the
+// line and column of a syntax error.
+type FileError struct {
+	Path      string
+	Line, Col int
+	Err       error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %v", e.Path, e.Line, e.Col, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// maxConfigFile bounds the registries and the turn file.
+const maxConfigFile = 16 << 20
+
+// readJSONObject reads path and decodes its top level as an object of raw
+// members, reporting syntax errors by line and column.
+func readJSONObject(path string) (map[string]json.RawMessage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	if len(data) > maxConfigFile {
+		return nil, &FileError{Path: path, Err: fmt.Errorf("the file is %d bytes; at most %d are read", len(data), maxConfigFile)}
+	}
+	return decodeObject(path, data)
+}
+
+func decodeObject(path string, data []byte) (map[string]json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		fe := &FileError{Path: path, Err: err}
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			fe.Line, fe.Col = lineCol(data, se.Offset)
+			fe.Err = fmt.Errorf("not valid JSON: %v", se)
+		case errors.As(err, &te):
+			fe.Err = errors.New("the file must hold one JSON object")
+		}
+		return nil, fe
+	}
+	if top == nil {
+		return nil, &FileError{Path: path, Err: errors.New("the file must hold one JSON object, not null")}
+	}
+	if err := checkDuplicateKeys(data); err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	return top, nil
+}
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(data []byte, offset int64) (int, int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// checkDuplicateKeys reports the first object in data that holds a key
+// twice; encoding/json would silently keep the last.
+func checkDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return walkValue(dec)
+}
+
+func walkValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key := k.(string)
+			if seen[key] {
+				return fmt.Errorf("the key %q appears twice in one object", key)
+			}
+			seen[key] = true
+			if err := walkValue(dec); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		for dec.More() {
+			if err := walkValue(dec); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
+// typeName describes a raw JSON value's type, for error messages.
+func typeName(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}

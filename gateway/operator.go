@@ -1,0 +1,141 @@
+package gateway
+
+import (
+	"context"
+	"sync"
+)
+
+// ProblemReport is a Problem as --json shows it.
+type ProblemReport struct {
+	File    string `json:"file"`
+	Entry   string `json:"entry,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Message string `json:"message"`
+}
+
+// ProviderReport is one provider as check and list show it to an operator,
+// with full details: the operator owns the registry.
+type ProviderReport struct {
+	ID           string       `json:"id"`
+	Status       string       `json:"status"` // ok, failed, disabled, not_admitted
+	Scope        string       `json:"scope"`
+	Tasks        []string     `json:"tasks"`
+	Write        string       `json:"write"`
+	Tools        int          `json:"tools"`
+	Read         int          `json:"read"`
+	Writes       int          `json:"writes"`
+	Phase        string       `json:"phase,omitempty"`
+	Error        string       `json:"error,omitempty"`
+	Reason       string       `json:"reason,omitempty"` // why not admitted
+	Capabilities []Capability `json:"capabilities,omitempty"`
+	// MissingRead names tools that read lists but the server does not offer.
+	MissingRead []string `json:"missing_read,omitempty"`
+}
+
+// Report is what check and list print.
+type Report struct {
+	Registry  string           `json:"registry"`
+	Projects  string           `json:"projects"`
+	Providers []ProviderReport `json:"providers"`
+	Problems  []ProblemReport  `json:"problems"`
+	OK        bool             `json:"ok"`
+}
+
+func problemReports(ps []Problem) []ProblemReport {
+	out := []ProblemReport{}
+	for _, p := range ps {
+		out = append(out, ProblemReport{File: p.File, Entry: p.Entry, Key: p.Key, Message: p.Msg})
+	}
+	return out
+}
+
+// Inspect validates both registries and starts every enabled provider in
+// parallel (only the admitted ones when preview names a turn), listing its
+// tools. It never calls a tool.
+func (g *Gateway) Inspect(ctx context.Context, preview *Turn) (*Report, *Selection, error) {
+	r := &Report{Registry: g.Paths.CapabilitiesFile, Projects: g.Paths.ProjectsFile, Providers: []ProviderReport{}, Problems: []ProblemReport{}}
+	reg, err := LoadRegistry(g.Paths.CapabilitiesFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	projects, err := LoadProjects(g.Paths.ProjectsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Problems = append(r.Problems, problemReports(reg.Problems)...)
+	r.Problems = append(r.Problems, problemReports(projects.Problems)...)
+	if reg.Missing {
+		r.Problems = append(r.Problems, ProblemReport{File: reg.Path, Message: "there is no provider registry here; write one, or set SPEAR_CAPABILITIES_FILE"})
+	}
+	if projects.Missing {
+		r.Problems = append(r.Problems, ProblemReport{File: projects.Path, Message: "there is no project registry here, so no provider reaches any turn; write one, or set SPEAR_PROJECTS_FILE"})
+	}
+	var sel *Selection
+	admitted := map[string]string{} // provider → reason it is not admitted
+	if preview != nil {
+		sel = Select(reg, projects, preview)
+		for _, d := range sel.Decisions {
+			if !d.Admitted {
+				admitted[d.Provider.ID] = d.Reason
+			}
+		}
+	}
+	r.Providers = make([]ProviderReport, len(reg.Providers))
+	var wg sync.WaitGroup
+	for i, p := range reg.Providers {
+		pr := ProviderReport{ID: p.ID, Scope: p.Scope.String(), Tasks: p.Tasks, Write: p.Write}
+		switch reason, no := admitted[p.ID]; {
+		case no:
+			pr.Status, pr.Reason = "not_admitted", reason
+		case !p.Enabled:
+			pr.Status = "disabled"
+		default:
+			wg.Add(1)
+			go func(i int, p *Provider) {
+				defer wg.Done()
+				r.Providers[i] = inspectProvider(ctx, g.connect(), p, pr, preview != nil && sel.Offer.ReadOnly)
+			}(i, p)
+		}
+		r.Providers[i] = pr
+	}
+	wg.Wait()
+	r.OK = len(r.Problems) == 0
+	for _, pr := range r.Providers {
+		if pr.Status == "failed" {
+			r.OK = false
+		}
+	}
+	return r, sel, nil
+}
+
+func inspectProvider(ctx context.Context, connect Connector, p *Provider, pr ProviderReport, readOnly bool) ProviderReport {
+	tools, phase, err := Probe(ctx, connect, p)
+	if err != nil {
+		pr.Status, pr.Phase, pr.Error = "failed", phase, err.Error()
+		return pr
+	}
+	pr.Status = "ok"
+	offered := map[string]bool{}
+	for _, t := range tools {
+		offered[t.Name] = true
+	}
+	for _, name := range p.Read {
+		if !offered[name] {
+			pr.MissingRead = append(pr.MissingRead, name)
+		}
+	}
+	for _, t := range tools {
+		c := newCapability(p, t)
+		if readOnly && c.Class != ClassRead {
+			continue
+		}
+		pr.Tools++
+		if c.Class == ClassRead {
+			pr.Read++
+		} else {
+			pr.Writes++
+		}
+		pr.Capabilities = append(pr.Capabilities, c)
+	}
+	return pr
+}

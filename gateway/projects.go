@@ -1,0 +1,131 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+)
+
+// Project is one entry of projects.json.
+type Project struct {
+	Name   string `json:"name"`
+	Root   string `json:"root"`
+	Family string `json:"family,omitempty"`
+}
+
+// Projects is the project registry.
+type Projects struct {
+	Path     string
+	Missing  bool // the file does not exist
+	List     []Project
+	Problems []Problem
+}
+
+// LoadProjects reads the project registry. A missing file is no error: it
+// registers nothing. Invalid entries become Problems; the others load.
+func LoadProjects(path string) (*Projects, error) {
+	ps := &Projects{Path: path}
+	top, err := readJSONObject(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			ps.Missing = true
+			return ps, nil
+		}
+		return nil, err
+	}
+	for k := range top {
+		if k != "projects" {
+			ps.Problems = append(ps.Problems, Problem{File: path, Key: k, Msg: "unknown key; the file holds only \"projects\""})
+		}
+	}
+	var entries []json.RawMessage
+	if raw, ok := top["projects"]; ok {
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, &FileError{Path: path, Err: fmt.Errorf("\"projects\" must be a list, found %s", typeName(raw))}
+		}
+	}
+	names := map[string]bool{}
+	for i, raw := range entries {
+		p, prob := decodeProject(path, i, raw)
+		if prob != nil {
+			ps.Problems = append(ps.Problems, *prob)
+			continue
+		}
+		if names[p.Name] {
+			ps.Problems = append(ps.Problems, Problem{File: path, Entry: p.Name, Key: "name", Msg: "a project of this name is already registered"})
+			continue
+		}
+		names[p.Name] = true
+		ps.List = append(ps.List, p)
+	}
+	return ps, nil
+}
+
+func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) {
+	var p Project
+	entry := fmt.Sprintf("#%d", i+1)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return p, &Problem{File: path, Entry: entry, Msg: "an entry must be an object, found " + typeName(raw)}
+	}
+	if n, ok := m["name"]; ok {
+		json.Unmarshal(n, &p.Name)
+	}
+	if p.Name != "" {
+		entry = p.Name
+	}
+	for k, v := range m {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			if k == "name" || k == "root" || k == "family" {
+				return p, &Problem{File: path, Entry: entry, Key: k, Msg: "must be a string, found " + typeName(v)}
+			}
+		}
+		switch k {
+		case "name":
+		case "root":
+			p.Root = s
+		case "family":
+			p.Family = s
+		default:
+			return p, &Problem{File: path, Entry: entry, Key: k, Msg: "unknown key; allowed: name, root, family"}
+		}
+	}
+	switch {
+	case p.Name == "":
+		return p, &Problem{File: path, Entry: entry, Key: "name", Msg: "missing; every project needs a name"}
+	case p.Root == "":
+		return p, &Problem{File: path, Entry: entry, Key: "root", Msg: "missing; every project needs the absolute path of its root"}
+	case !filepath.IsAbs(p.Root):
+		return p, &Problem{File: path, Entry: entry, Key: "root", Msg: fmt.Sprintf("%q is not an absolute path", p.Root)}
+	}
+	p.Root = filepath.Clean(p.Root)
+	return p, nil
+}
+
+// Resolve returns the project whose root contains the workspace, compared
+// component by component after both are made absolute and their symlinks
+// resolved; the longest such root wins. It returns nil for an unregistered
+// tree, and the resolved workspace.
+func (ps *Projects) Resolve(workspace string) (*Project, string) {
+	ws := resolvePath(workspace)
+	type cand struct {
+		p    *Project
+		root string
+	}
+	var cands []cand
+	for i := range ps.List {
+		root := resolvePath(ps.List[i].Root)
+		if within(root, ws) {
+			cands = append(cands, cand{&ps.List[i], root})
+		}
+	}
+	if len(cands) == 0 {
+		return nil, ws
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return len(cands[a].root) > len(cands[b].root) })
+	return cands[0].p, ws
+}

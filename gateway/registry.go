@@ -1,0 +1,328 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Write policies of a provider.
+const (
+	WriteRefuse  = "refuse"
+	WriteConfirm = "confirm"
+	WriteAllow   = "allow"
+)
+
+// Task classes a provider may serve.
+const (
+	TaskImplementation = "implementation"
+	TaskMixed          = "mixed"
+	TaskGeneral        = "general"
+)
+
+// DefaultTimeout is a provider's timeout when its entry names none, and
+// MaxTimeout the largest an entry may name.
+const (
+	DefaultTimeout = 10 * time.Second
+	MaxTimeout     = 300 * time.Second
+)
+
+// Provider is one valid entry of capabilities.json.
+type Provider struct {
+	ID      string
+	Command []string
+	Scope   Scope
+	Tasks   []string
+	Env     map[string]string
+	Read    []string
+	Write   string
+	Enabled bool
+	Timeout time.Duration
+}
+
+// Serves reports whether the provider's tasks include class.
+func (p *Provider) Serves(class string) bool {
+	for _, t := range p.Tasks {
+		if t == class {
+			return true
+		}
+	}
+	return false
+}
+
+// Reads reports whether the registry names tool as one that only reads.
+func (p *Provider) Reads(tool string) bool {
+	for _, r := range p.Read {
+		if r == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// EnvNames returns the names of the provider's extra variables, sorted;
+// their values are never recorded.
+func (p *Provider) EnvNames() []string {
+	names := make([]string, 0, len(p.Env))
+	for k := range p.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Problem is one thing wrong with a registry entry or file.
+type Problem struct {
+	File  string
+	Entry string // the entry's id or name, else "#N"
+	Key   string
+	Msg   string
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Entry != "" {
+		fmt.Fprintf(&b, ": entry %s", p.Entry)
+	}
+	if p.Key != "" {
+		fmt.Fprintf(&b, ": key %q", p.Key)
+	}
+	b.WriteString(": ")
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Registry is the provider registry.
+type Registry struct {
+	Path      string
+	Missing   bool
+	Providers []*Provider
+	Problems  []Problem
+}
+
+// Provider returns the valid entry with the given id, or nil.
+func (r *Registry) Provider(id string) *Provider {
+	for _, p := range r.Providers {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+var (
+	idPattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "write", "enabled", "timeout"}
+
+// LoadRegistry reads capabilities.json. A missing file registers nothing.
+// An entry with an unknown key, a wrong type or a bad value is rejected as
+// a Problem that names the entry, the key and what is allowed; the other
+// entries still load. A file that is not JSON is a *FileError.
+func LoadRegistry(path string) (*Registry, error) {
+	reg := &Registry{Path: path}
+	top, err := readJSONObject(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			reg.Missing = true
+			return reg, nil
+		}
+		return nil, err
+	}
+	for k := range top {
+		if k != "providers" {
+			reg.Problems = append(reg.Problems, Problem{File: path, Key: k, Msg: "unknown key; the file holds only \"providers\""})
+		}
+	}
+	var entries []json.RawMessage
+	if raw, ok := top["providers"]; ok {
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, &FileError{Path: path, Err: fmt.Errorf("\"providers\" must be a list, found %s", typeName(raw))}
+		}
+	}
+	ids := map[string]bool{}
+	for i, raw := range entries {
+		p, prob := decodeProvider(path, i, raw)
+		if prob != nil {
+			reg.Problems = append(reg.Problems, *prob)
+			continue
+		}
+		if ids[p.ID] {
+			reg.Problems = append(reg.Problems, Problem{File: path, Entry: p.ID, Key: "id", Msg: "another entry has this id; ids must be unique"})
+			continue
+		}
+		ids[p.ID] = true
+		reg.Providers = append(reg.Providers, p)
+	}
+	return reg, nil
+}
+
+func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Problem) {
+	entry := fmt.Sprintf("#%d", i+1)
+	bad := func(key, format string, args ...any) *Problem {
+		return &Problem{File: path, Entry: entry, Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, bad("", "an entry must be an object, found %s", typeName(raw))
+	}
+	p := &Provider{Tasks: []string{TaskImplementation, TaskMixed}, Write: WriteRefuse, Enabled: true, Timeout: DefaultTimeout}
+	if v, ok := m["id"]; ok {
+		if err := json.Unmarshal(v, &p.ID); err != nil {
+			return nil, bad("id", "must be a string, found %s", typeName(v))
+		}
+		if !idPattern.MatchString(p.ID) {
+			return nil, bad("id", "%q is not a valid id: use 1 to 64 lower-case letters, digits, '-' or '_', starting with a letter", p.ID)
+		}
+		entry = p.ID
+	} else {
+		return nil, bad("id", "missing; every provider needs an id")
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m[k]
+		switch k {
+		case "id":
+		case "command":
+			if err := json.Unmarshal(v, &p.Command); err != nil || p.Command == nil {
+				return nil, bad(k, "must be a list of strings (the server and its arguments), found %s", typeName(v))
+			}
+			if len(p.Command) == 0 || p.Command[0] == "" {
+				return nil, bad(k, "must name the server to start, as in [\"/opt/x/bin/server\", \"--flag\"]")
+			}
+		case "scope":
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, bad(k, "must be a string such as \"global\", \"corpus a, b\", \"family x\" or \"path /dir\", found %s", typeName(v))
+			}
+			sc, err := ParseScope(s)
+			if err != nil {
+				return nil, bad(k, "%v", err)
+			}
+			p.Scope = sc
+		case "tasks":
+			var tasks []string
+			if err := json.Unmarshal(v, &tasks); err != nil || tasks == nil {
+				return nil, bad(k, "must be a list drawn from implementation, mixed, general, found %s", typeName(v))
+			}
+			seen := map[string]bool{}
+			for _, t := range tasks {
+				if t != TaskImplementation && t != TaskMixed && t != TaskGeneral {
+					return nil, bad(k, "%q is not a task class; allowed: implementation, mixed, general", t)
+				}
+				if seen[t] {
+					return nil, bad(k, "%q is listed twice", t)
+				}
+				seen[t] = true
+			}
+			p.Tasks = tasks
+		case "env":
+			var env map[string]json.RawMessage
+			if err := json.Unmarshal(v, &env); err != nil || env == nil {
+				return nil, bad(k, "must be an object of variable names to string values, found %s", typeName(v))
+			}
+			p.Env = map[string]string{}
+			for name, val := range env {
+				if !envNamePattern.MatchString(name) {
+					return nil, bad(k, "%q is not a valid variable name", name)
+				}
+				var s string
+				if err := json.Unmarshal(val, &s); err != nil {
+					return nil, bad(k, "the value of %s must be a string, found %s", name, typeName(val))
+				}
+				p.Env[name] = s
+			}
+		case "read":
+			if err := json.Unmarshal(v, &p.Read); err != nil || p.Read == nil {
+				return nil, bad(k, "must be a list of tool names, found %s", typeName(v))
+			}
+			seen := map[string]bool{}
+			for _, t := range p.Read {
+				if t == "" || seen[t] {
+					return nil, bad(k, "tool names must be non-empty and listed once, found %q", t)
+				}
+				seen[t] = true
+			}
+		case "write":
+			if err := json.Unmarshal(v, &p.Write); err != nil {
+				return nil, bad(k, "must be a string: refuse, confirm or allow; found %s", typeName(v))
+			}
+			if p.Write != WriteRefuse && p.Write != WriteConfirm && p.Write != WriteAllow {
+				return nil, bad(k, "%q is not a write policy; allowed: refuse, confirm, allow", p.Write)
+			}
+		case "enabled":
+			if err := json.Unmarshal(v, &p.Enabled); err != nil {
+				return nil, bad(k, "must be true or false, found %s", typeName(v))
+			}
+		case "timeout":
+			var secs float64
+			if err := json.Unmarshal(v, &secs); err != nil {
+				return nil, bad(k, "must be a number of seconds, found %s", typeName(v))
+			}
+			if secs <= 0 || math.IsNaN(secs) || secs > MaxTimeout.Seconds() {
+				return nil, bad(k, "%v is out of range; give seconds above 0 and at most %d", secs, int(MaxTimeout.Seconds()))
+			}
+			p.Timeout = time.Duration(secs * float64(time.Second))
+		default:
+			hint := ""
+			if near := nearest(k, providerKeys); near != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			return nil, bad(k, "unknown key%s; allowed: %s", hint, strings.Join(providerKeys, ", "))
+		}
+	}
+	if p.Command == nil {
+		return nil, bad("command", "missing; every provider needs the server's argument list")
+	}
+	return p, nil
+}
+
+// nearest returns the candidate within two edits of s, if any.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Damerau–Levenshtein distance of a and b (adjacent
+// transpositions count as one edit, so "wirte" is one edit from "write").
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}

@@ -1,0 +1,120 @@
+package gateway
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Clean returns provider text as plain text: terminal escape sequences (CSI,
+// OSC, DCS and the rest) and control characters are removed, except newline
+// and tab; invalid UTF-8 becomes U+FFFD; bidirectional overrides, which can
+// make text read other than it is, are removed.
+func Clean(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+			i++
+			continue
+		case r == 0x1b:
+			i += escapeLen(s[i:])
+			continue
+		case r == 0x9b: // C1 CSI
+			i += size + csiLen(s[i+size:])
+			continue
+		case r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f: // C1 OSC, DCS, PM, APC
+			i += size + stringLen(s[i+size:])
+			continue
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == '\r':
+			// a carriage return can overwrite a line on a terminal
+		case unicode.IsControl(r) || isBidiControl(r):
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// escapeLen is the length of the escape sequence at the start of s, which
+// begins with ESC.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		return 2 + csiLen(s[2:])
+	case ']', 'P', '^', '_', 'X':
+		return 2 + stringLen(s[2:])
+	default:
+		if s[1] >= 0x20 && s[1] <= 0x2f { // intermediate bytes, then a final byte
+			j := 1
+			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
+				j++
+			}
+			if j < len(s) {
+				j++
+			}
+			return j
+		}
+		return 2
+	}
+}
+
+// csiLen is the length of a control sequence's parameters and final byte.
+func csiLen(s string) int {
+	for j := 0; j < len(s); j++ {
+		if s[j] >= 0x40 && s[j] <= 0x7e {
+			return j + 1
+		}
+		if s[j] < 0x20 || s[j] > 0x3f && s[j] < 0x40 {
+			return j
+		}
+	}
+	return len(s)
+}
+
+// stringLen is the length of an OSC/DCS string up to and including its
+// terminator (BEL or ESC \); an unterminated one runs to the end of line.
+func stringLen(s string) int {
+	for j := 0; j < len(s); j++ {
+		switch s[j] {
+		case 0x07:
+			return j + 1
+		case 0x1b:
+			if j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+			return j
+		case '\n':
+			return j
+		}
+	}
+	return len(s)
+}
+
+// OneLine returns provider text cleaned, on one line, with runs of white
+// space folded, and at most max runes long (cut with "…").
+func OneLine(s string, max int) string {
+	return Bound(strings.Join(strings.Fields(Clean(s)), " "), max)
+}
+
+// Bound cuts s to at most max runes, ending in "…" when it was cut.
+func Bound(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:max-1]) + "…"
+}

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Turn classes and passes.
+const (
+	ClassImplementation   = "implementation"
+	ClassMixed            = "mixed"
+	ClassGeneral          = "general"
+	ClassStandardQuestion = "standard-question"
+
+	PassNormative      = "normative"
+	PassImplementation = "implementation"
+	PassCompliance     = "compliance"
+)
+
+// Permission modes.
+const (
+	ModeAsk      = "ask"
+	ModeAuto     = "auto"
+	ModeReadOnly = "read-only"
+)
+
+// Turn is the turn file the harness writes.
+type Turn struct {
+	Session          string `json:"session"`
+	Turn             string `json:"turn"`
+	Workspace        string `json:"workspace"`
+	Class            string `json:"class"`
+	Pass             string `json:"pass"`
+	StandardBound    bool   `json:"standard_bound"`
+	ConcernsStandard bool   `json:"concerns_standard"`
+	PermissionMode   string `json:"permission_mode"`
+}
+
+// TurnError reports a turn file that offers nothing, naming the field.
+type TurnError struct {
+	Path  string
+	Field string
+	Msg   string
+}
+
+func (e *TurnError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("turn file %s: %s", e.Path, e.Msg)
+	}
+	return fmt.Sprintf("turn file %s: field %q: %s", e.Path, e.Field, e.Msg)
+}
+
+var idValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+var turnFields = []string{"session", "turn", "workspace", "class", "pass", "standard_bound", "concerns_standard", "permission_mode"}
+
+// LoadTurn reads and strictly checks the turn file: an unknown field, a
+// missing required field or a value outside the allowed ones is a
+// *TurnError (or a *FileError for a file that is not JSON).
+func LoadTurn(path string) (*Turn, error) {
+	if path == "" {
+		return nil, &TurnError{Msg: "SPEAR_TURN_FILE is not set, so this terminal is in no turn"}
+	}
+	top, err := readJSONObject(path)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(field, format string, args ...any) error {
+		return &TurnError{Path: path, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t := &Turn{}
+	for _, k := range keys {
+		v := top[k]
+		var target any
+		switch k {
+		case "session":
+			target = &t.Session
+		case "turn":
+			target = &t.Turn
+		case "workspace":
+			target = &t.Workspace
+		case "class":
+			target = &t.Class
+		case "pass":
+			target = &t.Pass
+		case "permission_mode":
+			target = &t.PermissionMode
+		case "standard_bound":
+			target = &t.StandardBound
+		case "concerns_standard":
+			target = &t.ConcernsStandard
+		default:
+			return nil, bad(k, "unknown field; allowed: %s", strings.Join(turnFields, ", "))
+		}
+		if err := json.Unmarshal(v, target); err != nil {
+			want := "a string"
+			if k == "standard_bound" || k == "concerns_standard" {
+				want = "true or false"
+			}
+			return nil, bad(k, "must be %s, found %s", want, typeName(v))
+		}
+	}
+	for _, f := range []struct{ name, val string }{{"session", t.Session}, {"turn", t.Turn}} {
+		if f.val == "" {
+			return nil, bad(f.name, "missing")
+		}
+		if !idValue.MatchString(f.val) {
+			return nil, bad(f.name, "%q is not a valid id: use up to 128 letters, digits, '.', '_' or '-'", f.val)
+		}
+	}
+	if t.Workspace == "" {
+		return nil, bad("workspace", "missing; give the turn's workspace directory")
+	}
+	switch t.Class {
+	case "":
+		return nil, bad("class", "missing; allowed: implementation, mixed, general, standard-question")
+	case ClassImplementation, ClassGeneral, ClassStandardQuestion:
+		if t.Pass != "" {
+			return nil, bad("pass", "is for mixed turns only; class %s takes no pass", t.Class)
+		}
+	case ClassMixed:
+		switch t.Pass {
+		case PassNormative, PassImplementation, PassCompliance:
+		case "":
+			return nil, bad("pass", "missing; a mixed turn names its pass: normative, implementation or compliance")
+		default:
+			return nil, bad("pass", "%q is not a pass; allowed: normative, implementation, compliance", t.Pass)
+		}
+	default:
+		return nil, bad("class", "%q is not a class; allowed: implementation, mixed, general, standard-question", t.Class)
+	}
+	switch t.PermissionMode {
+	case "":
+		t.PermissionMode = ModeAsk
+	case ModeAsk, ModeAuto, ModeReadOnly:
+	default:
+		return nil, bad("permission_mode", "%q is not a permission mode; allowed: ask, auto, read-only", t.PermissionMode)
+	}
+	return t, nil
+}
