@@ -59,7 +59,7 @@ type Unavailable struct {
 
 // Family is every capability a turn is offered, fixed when first built.
 type Family struct {
-	Capabilities []Capability `json:"capabilities"`
+	Capabilities []Capability  `json:"capabilities"`
 	Unavailable  []Unavailable `json:"unavailable"`
 	Exposure     string        `json:"exposure"`
 	Tokens       int           `json:"tokens"`
@@ -175,7 +175,7 @@ func BuildFamily(ctx context.Context, connect Connector, admitted []*Provider, r
 				f.Excluded = append(f.Excluded, fmt.Sprintf("%s: a tool named %q (names must be 1 to 128 of A-Z a-z 0-9 _ . -)", p.ID, OneLine(t.Name, 60)))
 				continue
 			}
-			c := newCapability(p, t)
+			c := NewCapability(p, t)
 			if readOnly && c.Class != ClassRead {
 				continue
 			}
@@ -186,10 +186,10 @@ func BuildFamily(ctx context.Context, connect Connector, admitted []*Provider, r
 	return f
 }
 
-// newCapability makes a tool of p a capability: classed by the registry
+// NewCapability makes a tool of p a capability: classed by the registry
 // alone, whatever the server's annotations say, with its text cleaned and
 // bounded and its schemas re-encoded.
-func newCapability(p *Provider, t mcp.Tool) Capability {
+func NewCapability(p *Provider, t mcp.Tool) Capability {
 	return Capability{
 		Name: p.ID + "/" + t.Name, Provider: p.ID, Tool: t.Name, Class: Classify(p, t.Name),
 		Title:        OneLine(t.DisplayName(), 200),

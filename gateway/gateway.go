@@ -28,6 +28,9 @@ func New(getenv func(string) string) *Gateway {
 	return &Gateway{Paths: PathsFrom(getenv)}
 }
 
+// Connector returns how the gateway starts providers.
+func (g *Gateway) Connector() Connector { return g.connect() }
+
 func (g *Gateway) connect() Connector {
 	if g.Connect != nil {
 		return g.Connect

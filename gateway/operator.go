@@ -125,7 +125,7 @@ func inspectProvider(ctx context.Context, connect Connector, p *Provider, pr Pro
 		}
 	}
 	for _, t := range tools {
-		c := newCapability(p, t)
+		c := NewCapability(p, t)
 		if readOnly && c.Class != ClassRead {
 			continue
 		}

@@ -108,41 +108,62 @@ func LoadTurn(path string) (*Turn, error) {
 			return nil, bad(k, "must be %s, found %s", want, typeName(v))
 		}
 	}
+	if err := t.validate(path); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// validate checks the fields' values, as DESIGN.md's turn file table says.
+func (t *Turn) validate(path string) error {
+	bad := func(field, format string, args ...any) error {
+		return &TurnError{Path: path, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
 	for _, f := range []struct{ name, val string }{{"session", t.Session}, {"turn", t.Turn}} {
 		if f.val == "" {
-			return nil, bad(f.name, "missing")
+			return bad(f.name, "missing")
 		}
 		if !idValue.MatchString(f.val) {
-			return nil, bad(f.name, "%q is not a valid id: use up to 128 letters, digits, '.', '_' or '-'", f.val)
+			return bad(f.name, "%q is not a valid id: use up to 128 letters, digits, '.', '_' or '-'", f.val)
 		}
 	}
 	if t.Workspace == "" {
-		return nil, bad("workspace", "missing; give the turn's workspace directory")
+		return bad("workspace", "missing; give the turn's workspace directory")
 	}
 	switch t.Class {
 	case "":
-		return nil, bad("class", "missing; allowed: implementation, mixed, general, standard-question")
+		return bad("class", "missing; allowed: implementation, mixed, general, standard-question")
 	case ClassImplementation, ClassGeneral, ClassStandardQuestion:
 		if t.Pass != "" {
-			return nil, bad("pass", "is for mixed turns only; class %s takes no pass", t.Class)
+			return bad("pass", "is for mixed turns only; class %s takes no pass", t.Class)
 		}
 	case ClassMixed:
 		switch t.Pass {
 		case PassNormative, PassImplementation, PassCompliance:
 		case "":
-			return nil, bad("pass", "missing; a mixed turn names its pass: normative, implementation or compliance")
+			return bad("pass", "missing; a mixed turn names its pass: normative, implementation or compliance")
 		default:
-			return nil, bad("pass", "%q is not a pass; allowed: normative, implementation, compliance", t.Pass)
+			return bad("pass", "%q is not a pass; allowed: normative, implementation, compliance", t.Pass)
 		}
 	default:
-		return nil, bad("class", "%q is not a class; allowed: implementation, mixed, general, standard-question", t.Class)
+		return bad("class", "%q is not a class; allowed: implementation, mixed, general, standard-question", t.Class)
 	}
 	switch t.PermissionMode {
 	case "":
 		t.PermissionMode = ModeAsk
 	case ModeAsk, ModeAuto, ModeReadOnly:
 	default:
-		return nil, bad("permission_mode", "%q is not a permission mode; allowed: ask, auto, read-only", t.PermissionMode)
+		return bad("permission_mode", "%q is not a permission mode; allowed: ask, auto, read-only", t.PermissionMode)
+	}
+	return nil
+}
+
+// PreviewTurn is a turn that an operator describes by hand, to see what it
+// would be offered; it is checked like a turn file.
+func PreviewTurn(workspace, class, pass string) (*Turn, error) {
+	t := &Turn{Session: "preview", Turn: "preview", Workspace: workspace, Class: class, Pass: pass, PermissionMode: ModeAsk}
+	if err := t.validate(""); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"spear/audit"
+)
+
+type auditOptions struct {
+	audit.Filter
+	since  string
+	follow bool
+	json   bool
+}
+
+func newAudit(e *env) *cobra.Command {
+	var o auditOptions
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Print the audit trail readably, filtered",
+		Long: `audit prints the audit trail (SPEAR_AUDIT_FILE), one event a line:
+time, session/turn, event, then the event's fields. --json prints the
+matching lines as they are stored. --since takes a duration (30m, 2h) or an
+RFC 3339 time. --follow keeps printing events as they are appended.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runAudit(cmd, e, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Session, "session", "", "only this session")
+	f.StringVar(&o.Turn, "turn", "", "only this turn")
+	f.StringVar(&o.Event, "event", "", "only this event, such as capability_invoked")
+	f.StringVar(&o.since, "since", "", "only events since this duration ago or RFC 3339 time")
+	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing events as they are appended")
+	f.BoolVar(&o.json, "json", false, "print the stored JSON lines")
+	return cmd
+}
+
+func runAudit(cmd *cobra.Command, e *env, o auditOptions) error {
+	if o.since != "" {
+		t, err := audit.ParseSince(o.since, time.Now())
+		if err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+		o.Since = t
+	}
+	path := e.gw.Paths.AuditFile
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) && !o.follow {
+		fmt.Fprintf(e.stderr, "spear-capability: no audit trail at %s yet\n", path)
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	show := func(en audit.Entry) error {
+		if !o.Match(en) {
+			return nil
+		}
+		if o.json {
+			_, err := fmt.Fprintln(e.stdout, en.Raw)
+			return err
+		}
+		_, err := fmt.Fprintln(e.stdout, audit.Format(en))
+		return err
+	}
+	if !o.follow {
+		defer f.Close()
+		if err := audit.Read(f, show); err != nil {
+			return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", path, err)}
+		}
+		return nil
+	}
+	var r io.Reader
+	if f != nil {
+		defer f.Close()
+		r = f
+	}
+	return audit.Follow(cmd.Context(), path, r, 200*time.Millisecond, show)
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+type checkOptions struct{ json bool }
+
+func newCheck(e *env) *cobra.Command {
+	var o checkOptions
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Validate both registries and start every enabled provider",
+		Long: `check validates capabilities.json and projects.json, then starts every enabled
+provider in parallel and lists its tools. It prints one line per provider (ok
+with its tool count, or what failed, in full) and one per problem, and exits 1
+when there is any problem.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, e, o) },
+	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return cmd
+}
+
+func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
+	stop := progress(e, "starting providers")
+	r, _, err := e.gw.Inspect(cmd.Context(), nil)
+	stop()
+	if err != nil {
+		if o.json {
+			printJSON(e.stdout, map[string]any{"ok": false, "error": err.Error()})
+		}
+		return &exitError{code: 1, msg: err.Error()}
+	}
+	if o.json {
+		printJSON(e.stdout, r)
+	} else {
+		w := e.stdout
+		fmt.Fprintf(w, "registry %s\nprojects %s\n", r.Registry, r.Projects)
+		for _, p := range r.Providers {
+			switch p.Status {
+			case "ok":
+				fmt.Fprintf(w, "ok        %s: %d tools (%d READ, %d WRITE)\n", p.ID, p.Tools, p.Read, p.Writes)
+				for _, name := range p.MissingRead {
+					fmt.Fprintf(w, "warning   %s: read names %q, which the server does not offer\n", p.ID, name)
+				}
+			case "disabled":
+				fmt.Fprintf(w, "disabled  %s: enabled is false; not started\n", p.ID)
+			default:
+				fmt.Fprintf(w, "failed    %s: during %s: %s\n", p.ID, p.Phase, p.Error)
+			}
+		}
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "problem   %s\n", problemText(p))
+		}
+	}
+	if !r.OK {
+		return &exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+// Package cli is spear-capability's command line: cobra wiring, flags and
+// output formats over the gateway and audit packages.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"spear/gateway"
+	"spear/intercept"
+)
+
+// exitError carries an exit status out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// env is what every subcommand reads from its process.
+type env struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+	gw     *gateway.Gateway
+}
+
+// Main runs spear-capability and returns its exit status; it is the only
+// place where errors become exit statuses.
+func Main() int {
+	return run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	// Reached through the turn's shell (a pipe, eval, xargs, bash -c, a
+	// variable…), the binary does nothing but say how to write it.
+	if intercept.InsideTurnShell(getenv) {
+		fmt.Fprint(stderr, intercept.NestedMessage)
+		return gateway.ExitRefused
+	}
+	e := &env{getenv: getenv, stdout: stdout, stderr: stderr, gw: gateway.New(getenv)}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "spear-capability: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "spear-capability: error: %v\n", err)
+	if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
+		fmt.Fprintln(stderr, "spear-capability: hint: run spear-capability --help")
+		return gateway.ExitRefused
+	}
+	return 1
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "spear-capability",
+		Short: "See and check the external capabilities a SPEAR deployment offers its turns",
+		Long: `spear-capability is the operators' command for SPEAR's external capabilities.
+
+It reads the provider registry (capabilities.json) and the project registry
+(projects.json), starts providers to list their tools, prints the context
+block a turn is shown, and reads the audit trail. It never calls a tool:
+inside a turn, "spear-capability list|describe|invoke" is answered by
+spear-term, the turn's terminal.
+
+Files: SPEAR_CONFIG_DIR (default ~/.config/spear) holds projects.json and
+capabilities.json; SPEAR_PROJECTS_FILE, SPEAR_CAPABILITIES_FILE,
+SPEAR_TURN_FILE, SPEAR_STATE_DIR and SPEAR_AUDIT_FILE override them.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.AddCommand(newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newVersion(e))
+	return root
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// completeCapabilities completes provider ids from the registry, and
+// provider/tool names from providers that a previous listing has shown.
+func completeCapabilities(e *env) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		reg, err := gateway.LoadRegistry(e.gw.Paths.CapabilitiesFile)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []string
+		for _, p := range reg.Providers {
+			if strings.HasPrefix(p.ID+"/", toComplete) || strings.HasPrefix(toComplete, p.ID+"/") {
+				out = append(out, p.ID+"/")
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+}

@@ -1,0 +1,13 @@
+// Command spear-capability is the operators' command: it lists, describes
+// and checks the registered providers, prints a turn's context block and
+// reads the audit trail. Inside a turn, the same words are answered by
+// spear-term, never by this binary.
+package main
+
+import (
+	"os"
+
+	"spear/cmd/spear-capability/cli"
+)
+
+func main() { os.Exit(cli.Main()) }
