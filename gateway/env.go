@@ -19,7 +19,8 @@ type Paths struct {
 	// MaxOutput bounds a framed result's content, in bytes
 	// (SPEAR_MAX_OUTPUT, default DefaultMaxOutput).
 	MaxOutput int
-	// ConfirmTimeout bounds SPEAR_CONFIRM_COMMAND (default 60 s).
+	// ConfirmTimeout bounds SPEAR_CONFIRM_COMMAND (SPEAR_CONFIRM_TIMEOUT
+	// seconds, default 60).
 	ConfirmTimeout time.Duration
 }
 
@@ -62,6 +63,9 @@ func PathsFrom(getenv func(string) string) Paths {
 	}
 	if p.AuditFile == "" {
 		p.AuditFile = filepath.Join(p.StateDir, "audit.jsonl")
+	}
+	if s, err := strconv.ParseFloat(getenv("SPEAR_CONFIRM_TIMEOUT"), 64); err == nil && s > 0 && s <= 3600 {
+		p.ConfirmTimeout = time.Duration(s * float64(time.Second))
 	}
 	if n, err := strconv.Atoi(getenv("SPEAR_MAX_OUTPUT")); err == nil && n > 0 {
 		p.MaxOutput = n

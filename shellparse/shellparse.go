@@ -62,7 +62,7 @@ type Refusal struct {
 
 func (r *Refusal) Error() string {
 	if r.Line > 0 {
-		return fmt.Sprintf("%d:%d: %s", r.Line, r.Col, r.Reason)
+		return fmt.Sprintf("%s (line %d, column %d)", r.Reason, r.Line, r.Col)
 	}
 	return r.Reason
 }

@@ -59,6 +59,7 @@ func Main(args []string) int {
 	record := fs.String("record", "", "append every received line to this file")
 	startDelay := fs.Duration("start-delay", 0, "sleep before reading anything")
 	callDelay := fs.Duration("call-delay", 0, "sleep before answering tools/call")
+	tag := fs.String("tag", "", "a word the grandchild's command line carries, to find it by")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -101,6 +102,9 @@ func Main(args []string) int {
 	}
 	if s.mode["grandchild"] {
 		cmd := exec.Command("sleep", "300")
+		if *tag != "" {
+			cmd = exec.Command("sh", "-c", "sleep 300; : "+*tag)
+		}
 		if err := cmd.Start(); err == nil {
 			fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
 		}

@@ -1,0 +1,144 @@
+package spear_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"spear/cmd/spear-capability/cli"
+	"spear/cmd/spear-term/term"
+	"spear/internal/fakemcp"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"spear-term":       func() { os.Exit(term.Main()) },
+		"spear-capability": func() { os.Exit(cli.Main()) },
+		"fake-mcp":         func() { os.Exit(fakemcp.Main(os.Args[1:])) },
+	})
+}
+
+// buildNotesServer builds the example server once for the scripts.
+func buildNotesServer(t *testing.T) string {
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", dir, "./examples/notes-server").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building notes-server: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "notes-server")
+}
+
+func TestScripts(t *testing.T) {
+	notes := buildNotesServer(t)
+	repo, _ := os.Getwd()
+	everything := filepath.Join(repo, "testdata/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		if os.Getenv("SPEAR_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("server-everything is not installed (make interop-deps): %v", err)
+		}
+		everything = ""
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/scripts",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			work := env.WorkDir
+			env.Setenv("HOME", filepath.Join(work, "home"))
+			env.Setenv("SPEAR_CONFIG_DIR", filepath.Join(work, "cfg"))
+			env.Setenv("SPEAR_STATE_DIR", filepath.Join(work, "state"))
+			env.Setenv("SPEAR_TURN_FILE", filepath.Join(work, "turn.json"))
+			env.Setenv("NOTES_SERVER", notes)
+			env.Setenv("EVERYTHING", everything)
+			env.Setenv("REPO", repo)
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "everything":
+				return everything != "", nil
+			}
+			return false, nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"expand":  expandCmd,
+			"noprocs": noprocsCmd,
+			"count":   countCmd,
+		},
+	})
+}
+
+// expand FILE… replaces $VAR and ${VAR} in each file with the script's
+// environment, so that configs can name $WORK.
+func expandCmd(ts *testscript.TestScript, neg bool, args []string) {
+	for _, f := range args {
+		data := ts.ReadFile(f)
+		out := os.Expand(data, ts.Getenv)
+		if err := os.WriteFile(ts.MkAbs(f), []byte(out), 0o644); err != nil {
+			ts.Fatalf("expand: %v", err)
+		}
+	}
+}
+
+// noprocs PATTERN waits up to 5 s until no process's command line or
+// environment holds PATTERN (zombies excluded), and fails if one still does.
+func noprocsCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: noprocs PATTERN")
+	}
+	pat := []byte(args[0])
+	var found []string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		found = found[:0]
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+				continue
+			}
+			cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			environ, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if bytes.Contains(cmdline, pat) || bytes.Contains(environ, pat) {
+				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			}
+		}
+		if len(found) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if (len(found) > 0) != neg {
+		ts.Fatalf("processes matching %q: %v", args[0], found)
+	}
+}
+
+// count N PATTERN FILE checks that FILE has exactly N lines containing
+// PATTERN (a plain string).
+func countCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: count N PATTERN FILE")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("count: %v", err)
+	}
+	n := 0
+	for _, line := range strings.Split(ts.ReadFile(args[2]), "\n") {
+		if strings.Contains(line, args[1]) {
+			n++
+		}
+	}
+	if (n == want) == neg {
+		ts.Fatalf("%s has %d lines with %q, want %d", args[2], n, args[1], want)
+	}
+}
