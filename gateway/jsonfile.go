@@ -65,10 +65,14 @@ func decodeObject(path string, data []byte) (map[string]json.RawMessage, error) 
 	return top, nil
 }
 
-// lineCol turns a byte offset into a 1-based line and column.
+// lineCol turns a json.SyntaxError offset, which counts the bad byte
+// itself, into the 1-based line and column of that byte.
 func lineCol(data []byte, offset int64) (int, int) {
 	if offset > int64(len(data)) {
 		offset = int64(len(data))
+	}
+	if offset > 0 {
+		offset--
 	}
 	before := data[:offset]
 	line := bytes.Count(before, []byte("\n")) + 1
