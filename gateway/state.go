@@ -88,8 +88,10 @@ func (s *store) save(st *TurnState) error {
 	return writeAtomic(filepath.Join(s.dir, "state.json"), st)
 }
 
+// writeAtomic writes v as compact JSON (schemas kept in it stay on one
+// line) to a temporary file and renames it over path.
 func writeAtomic(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
