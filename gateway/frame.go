@@ -64,7 +64,7 @@ func RenderResult(res *mcp.CallToolResult) string {
 			sawText = true
 			parts = append(parts, Clean(c.Text))
 		case "image", "audio":
-			parts = append(parts, fmt.Sprintf("[%s %s, %s]", c.Type, OneLine(orUnknown(c.MimeType), 60), humanSize(int64(len(c.Data))*3/4)))
+			parts = append(parts, fmt.Sprintf("[%s %s, %s]", c.Type, OneLine(orUnknown(c.MimeType), 60), humanSize(decodedLen(c.Data))))
 		case "resource_link":
 			line := "[resource link " + OneLine(c.URI, 200)
 			if c.Name != "" {
@@ -84,7 +84,7 @@ func RenderResult(res *mcp.CallToolResult) string {
 				sawText = true
 				parts = append(parts, "[resource "+OneLine(c.Resource.URI, 200)+"]\n"+Clean(c.Resource.Text))
 			} else {
-				parts = append(parts, fmt.Sprintf("[resource %s, %s, %s]", OneLine(c.Resource.URI, 200), OneLine(orUnknown(c.Resource.MimeType), 60), humanSize(int64(len(c.Resource.Blob))*3/4)))
+				parts = append(parts, fmt.Sprintf("[resource %s, %s, %s]", OneLine(c.Resource.URI, 200), OneLine(orUnknown(c.Resource.MimeType), 60), humanSize(decodedLen(c.Resource.Blob))))
 			}
 		default:
 			parts = append(parts, fmt.Sprintf("[content of type %q, not shown]", OneLine(c.Type, 40)))
@@ -94,6 +94,12 @@ func RenderResult(res *mcp.CallToolResult) string {
 		parts = append(parts, compactJSON(res.StructuredContent))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// decodedLen is the size of the data that base64 text b64 encodes.
+func decodedLen(b64 string) int64 {
+	b64 = strings.TrimRight(strings.TrimSpace(b64), "=")
+	return int64(len(b64)) * 3 / 4
 }
 
 func orUnknown(s string) string {
