@@ -28,15 +28,24 @@ func (e *FileError) Unwrap() error { return e.Err }
 // maxConfigFile bounds the registries and the turn file.
 const maxConfigFile = 16 << 20
 
-// readJSONObject reads path and decodes its top level as an object of raw
-// members, reporting syntax errors by line and column.
-func readJSONObject(path string) (map[string]json.RawMessage, error) {
+// readConfig reads a registry or turn file of bounded size.
+func readConfig(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}
 	if len(data) > maxConfigFile {
 		return nil, &FileError{Path: path, Err: fmt.Errorf("the file is %d bytes; at most %d are read", len(data), maxConfigFile)}
+	}
+	return data, nil
+}
+
+// readJSONObject reads path and decodes its top level as an object of raw
+// members, reporting syntax errors by line and column.
+func readJSONObject(path string) (map[string]json.RawMessage, error) {
+	data, err := readConfig(path)
+	if err != nil {
+		return nil, err
 	}
 	return decodeObject(path, data)
 }

@@ -129,13 +129,21 @@ var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "w
 // a Problem that names the entry, the key and what is allowed; the other
 // entries still load. A file that is not JSON is a *FileError.
 func LoadRegistry(path string) (*Registry, error) {
-	reg := &Registry{Path: path}
-	top, err := readJSONObject(path)
+	data, err := readConfig(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Registry{Path: path, Missing: true}, nil
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			reg.Missing = true
-			return reg, nil
-		}
+		return nil, err
+	}
+	return ParseRegistry(path, data)
+}
+
+// ParseRegistry reads capabilities.json's content; path names it in errors.
+func ParseRegistry(path string, data []byte) (*Registry, error) {
+	reg := &Registry{Path: path}
+	top, err := decodeObject(path, data)
+	if err != nil {
 		return nil, err
 	}
 	for k := range top {

@@ -64,7 +64,16 @@ func LoadTurn(path string) (*Turn, error) {
 	if path == "" {
 		return nil, &TurnError{Msg: "SPEAR_TURN_FILE is not set, so this terminal is in no turn"}
 	}
-	top, err := readJSONObject(path)
+	data, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTurn(path, data)
+}
+
+// ParseTurn reads a turn file's content; path names it in errors.
+func ParseTurn(path string, data []byte) (*Turn, error) {
+	top, err := decodeObject(path, data)
 	if err != nil {
 		return nil, err
 	}
