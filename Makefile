@@ -28,8 +28,14 @@ test-short: ## run the tests without the race detector or the npm peers
 bench: interop-deps ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 
+demo: build ## run the bundled notes server through spear-term, as a turn would
+	bash examples/demo/run.sh
+
 fuzz: ## run every fuzz target for 20 s each
-	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime 20s ./mcp
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime 20s ./mcp
+	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime 20s ./shellparse
+	for f in FuzzParseRegistry FuzzParseTurn FuzzParseArguments FuzzClean; do \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./gateway || exit 1; done
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
