@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 
 	"spear/mcp"
@@ -98,9 +97,6 @@ func (f *Family) expose() {
 	}
 }
 
-// toolName is what a tool name must look like to become a capability: a
-// turn types it as one shell word.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // Connector starts and initializes a provider's server.
 type Connector func(ctx context.Context, opts mcp.Options) (*mcp.Client, error)
@@ -171,7 +167,7 @@ func BuildFamily(ctx context.Context, connect Connector, admitted []*Provider, r
 			continue
 		}
 		for _, t := range results[i].tools {
-			if !toolName.MatchString(t.Name) {
+			if !validToolName(t.Name) {
 				f.Excluded = append(f.Excluded, fmt.Sprintf("%s: a tool named %q (names must be 1 to 128 of A-Z a-z 0-9 _ . -)", p.ID, OneLine(t.Name, 60)))
 				continue
 			}

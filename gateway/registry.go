@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -117,11 +116,6 @@ func (r *Registry) Provider(id string) *Provider {
 	return nil
 }
 
-var (
-	idPattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
-
 var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "write", "enabled", "timeout"}
 
 // LoadRegistry reads capabilities.json. A missing file registers nothing.
@@ -188,7 +182,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 		if err := json.Unmarshal(v, &p.ID); err != nil {
 			return nil, bad("id", "must be a string, found %s", typeName(v))
 		}
-		if !idPattern.MatchString(p.ID) {
+		if !validID(p.ID) {
 			return nil, bad("id", "%q is not a valid id: use 1 to 64 lower-case letters, digits, '-' or '_', starting with a letter", p.ID)
 		}
 		entry = p.ID
@@ -244,7 +238,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 			}
 			p.Env = map[string]string{}
 			for name, val := range env {
-				if !envNamePattern.MatchString(name) {
+				if !validEnvName(name) {
 					return nil, bad(k, "%q is not a valid variable name", name)
 				}
 				var s string

@@ -141,7 +141,7 @@ func FuzzParseRegistry(f *testing.F) {
 		}
 		ids := map[string]bool{}
 		for _, p := range reg.Providers {
-			if !idPattern.MatchString(p.ID) || ids[p.ID] || len(p.Command) == 0 || p.Timeout <= 0 || p.Timeout > MaxTimeout {
+			if !validID(p.ID) || ids[p.ID] || len(p.Command) == 0 || p.Timeout <= 0 || p.Timeout > MaxTimeout {
 				t.Fatalf("invalid provider loaded: %+v", p)
 			}
 			ids[p.ID] = true
@@ -158,7 +158,7 @@ func FuzzParseTurn(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !idValue.MatchString(turn.Session) || !idValue.MatchString(turn.Turn) || turn.Workspace == "" || turn.PermissionMode == "" {
+		if !validTurnID(turn.Session) || !validTurnID(turn.Turn) || turn.Workspace == "" || turn.PermissionMode == "" {
 			t.Fatalf("invalid turn loaded: %+v", turn)
 		}
 	})

@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -53,7 +52,6 @@ func (e *TurnError) Error() string {
 	return fmt.Sprintf("turn file %s: field %q: %s", e.Path, e.Field, e.Msg)
 }
 
-var idValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 var turnFields = []string{"session", "turn", "workspace", "class", "pass", "standard_bound", "concerns_standard", "permission_mode"}
 
@@ -132,7 +130,7 @@ func (t *Turn) validate(path string) error {
 		if f.val == "" {
 			return bad(f.name, "missing")
 		}
-		if !idValue.MatchString(f.val) {
+		if !validTurnID(f.val) {
 			return bad(f.name, "%q is not a valid id: use up to 128 letters, digits, '.', '_' or '-'", f.val)
 		}
 	}
