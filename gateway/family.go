@@ -97,7 +97,6 @@ func (f *Family) expose() {
 	}
 }
 
-
 // Connector starts and initializes a provider's server.
 type Connector func(ctx context.Context, opts mcp.Options) (*mcp.Client, error)
 

@@ -52,7 +52,6 @@ func (e *TurnError) Error() string {
 	return fmt.Sprintf("turn file %s: field %q: %s", e.Path, e.Field, e.Msg)
 }
 
-
 var turnFields = []string{"session", "turn", "workspace", "class", "pass", "standard_bound", "concerns_standard", "permission_mode"}
 
 // LoadTurn reads and strictly checks the turn file: an unknown field, a
