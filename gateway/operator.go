@@ -90,11 +90,13 @@ func (g *Gateway) Inspect(ctx context.Context, preview *Turn) (*Report, *Selecti
 		case !p.Enabled:
 			pr.Status = "disabled"
 		default:
+			// Each goroutine owns its own slot, written once.
 			wg.Add(1)
-			go func(i int, p *Provider) {
+			go func(i int, p *Provider, pr ProviderReport) {
 				defer wg.Done()
 				r.Providers[i] = inspectProvider(ctx, g.connect(), p, pr, preview != nil && sel.Offer.ReadOnly)
-			}(i, p)
+			}(i, p, pr)
+			continue
 		}
 		r.Providers[i] = pr
 	}
