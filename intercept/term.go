@@ -245,11 +245,17 @@ func (t *Term) statusReporter() func(int) {
 // submissions cuts a stream into complete commands, as bash would read
 // them: a line, or as many lines as an open quote, compound command or
 // here-document needs.
+//
+// The parser's iterator is never stopped while it is suspended: stopping it
+// inside an incomplete line makes mvdan.cc/sh's InteractiveSeq yield again
+// and panic. After a parse error it is drained to its end instead, and a
+// fresh parser takes the rest of the input.
 type submissions struct {
 	lr     *lineReader
 	parser *syntax.Parser
 	pull   func() ([]*syntax.Stmt, error, bool)
-	stop   func()
+	done   bool // the current iterator has ended
+	failed bool // it ended on a parse error
 }
 
 func newSubmissions(r io.Reader) *submissions {
@@ -259,30 +265,36 @@ func newSubmissions(r io.Reader) *submissions {
 }
 
 func (s *submissions) restart() {
-	if s.stop != nil {
-		s.stop()
-	}
 	s.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
-	s.pull, s.stop = iter.Pull2(s.parser.InteractiveSeq(s.lr))
+	s.pull, _ = iter.Pull2(s.parser.InteractiveSeq(s.lr))
+	s.done, s.failed = false, false
 }
 
 // next returns the next complete submission, or false at the end of input.
 func (s *submissions) next() (string, bool) {
 	for {
-		_, err, ok := s.pull()
-		if !ok {
-			// End of input: whatever is left is the last submission.
-			src := s.lr.take()
-			return src, src != ""
-		}
-		if err != nil {
-			// The parser gives up at an error; what it read is one
-			// submission, and parsing starts afresh after it.
-			src := s.lr.take()
+		if s.done {
+			if s.lr.eof && s.lr.pending == "" {
+				src := s.lr.take()
+				return src, src != ""
+			}
 			s.restart()
-			return src, true
 		}
-		if !s.parser.Incomplete() {
+		_, err, ok := s.pull()
+		switch {
+		case !ok:
+			// The iterator ended: at the end of input, or after an
+			// error. What it read since the last submission is one.
+			// A parser that failed part-way through a long line leaves
+			// the rest of the line unread: it belongs to this one too.
+			s.done = true
+			if src := s.lr.take() + s.lr.rest(); src != "" {
+				return src, true
+			}
+		case err != nil:
+			s.failed = true // drain: the iterator ends after an error
+		case s.failed:
+		case !s.parser.Incomplete():
 			return s.lr.take(), true
 		}
 	}
@@ -294,11 +306,15 @@ type lineReader struct {
 	br      *bufio.Reader
 	pending string
 	rec     strings.Builder
+	eof     bool // the input has ended
 }
 
 func (l *lineReader) Read(p []byte) (int, error) {
 	if l.pending == "" {
 		line, err := l.br.ReadString('\n')
+		if err != nil {
+			l.eof = true
+		}
 		if line == "" {
 			return 0, err
 		}
@@ -308,6 +324,13 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	l.rec.WriteString(l.pending[:n])
 	l.pending = l.pending[n:]
 	return n, nil
+}
+
+// rest returns, and consumes, what is left of the current line.
+func (l *lineReader) rest() string {
+	r := l.pending
+	l.pending = ""
+	return r
 }
 
 func (l *lineReader) take() string {
