@@ -99,8 +99,8 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// completeCapabilities completes provider ids from the registry, and
-// provider/tool names from providers that a previous listing has shown.
+// completeCapabilities completes provider ids from the registry and, once
+// a provider is named, its capabilities.
 func completeCapabilities(e *env) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
@@ -110,9 +110,28 @@ func completeCapabilities(e *env) func(*cobra.Command, []string, string) ([]stri
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		// After "<provider>/", start that provider (bounded by its
+		// timeout) and complete its tools; before it, complete ids.
+		if id, _, ok := strings.Cut(toComplete, "/"); ok {
+			p := reg.Provider(id)
+			if p == nil || !p.Enabled {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			tools, _, err := gateway.Probe(cmd.Context(), e.gw.Connector(), p)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []string
+			for _, t := range tools {
+				if name := p.ID + "/" + t.Name; strings.HasPrefix(name, toComplete) {
+					out = append(out, name+"\t"+gateway.Classify(p, t.Name)+" "+gateway.OneLine(t.Description, 60))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		}
 		var out []string
 		for _, p := range reg.Providers {
-			if strings.HasPrefix(p.ID+"/", toComplete) || strings.HasPrefix(toComplete, p.ID+"/") {
+			if strings.HasPrefix(p.ID, toComplete) {
 				out = append(out, p.ID+"/")
 			}
 		}
