@@ -35,7 +35,7 @@ fuzz: ## run every fuzz target for 20 s each
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime 20s ./mcp
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime 20s ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzSubmissions$$' -fuzztime 20s ./intercept
-	for f in FuzzParseRegistry FuzzParseTurn FuzzParseArguments FuzzClean; do \
+	for f in FuzzParseRegistry FuzzParseProjects FuzzParseTurn FuzzParseArguments FuzzClean; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./gateway || exit 1; done
 
 lint: ## gofmt and go vet

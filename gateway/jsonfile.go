@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 )
 
 // FileError reports a file that cannot be read or is not JSON, with the
@@ -38,16 +39,6 @@ func readConfig(path string) ([]byte, error) {
 		return nil, &FileError{Path: path, Err: fmt.Errorf("the file is %d bytes; at most %d are read", len(data), maxConfigFile)}
 	}
 	return data, nil
-}
-
-// readJSONObject reads path and decodes its top level as an object of raw
-// members, reporting syntax errors by line and column.
-func readJSONObject(path string) (map[string]json.RawMessage, error) {
-	data, err := readConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	return decodeObject(path, data)
 }
 
 func decodeObject(path string, data []byte) (map[string]json.RawMessage, error) {
@@ -153,4 +144,32 @@ func typeName(raw json.RawMessage) string {
 	default:
 		return "a number"
 	}
+}
+
+// registryEntries decodes a registry file's content: one object with the
+// single key listKey, holding a list of entries. Other top-level keys are
+// Problems; a file that is not such an object is a *FileError.
+func registryEntries(path string, data []byte, listKey string) ([]json.RawMessage, []Problem, error) {
+	top, err := decodeObject(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems []Problem
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k != listKey {
+			problems = append(problems, Problem{File: path, Key: k, Msg: fmt.Sprintf("unknown key; the file holds only %q", listKey)})
+		}
+	}
+	var entries []json.RawMessage
+	if raw, ok := top[listKey]; ok {
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, nil, &FileError{Path: path, Err: fmt.Errorf("%q must be a list, found %s", listKey, typeName(raw))}
+		}
+	}
+	return entries, problems, nil
 }

@@ -27,26 +27,23 @@ type Projects struct {
 // LoadProjects reads the project registry. A missing file is no error: it
 // registers nothing. Invalid entries become Problems; the others load.
 func LoadProjects(path string) (*Projects, error) {
-	ps := &Projects{Path: path}
-	top, err := readJSONObject(path)
+	data, err := readConfig(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Projects{Path: path, Missing: true}, nil
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			ps.Missing = true
-			return ps, nil
-		}
 		return nil, err
 	}
-	for k := range top {
-		if k != "projects" {
-			ps.Problems = append(ps.Problems, Problem{File: path, Key: k, Msg: "unknown key; the file holds only \"projects\""})
-		}
+	return ParseProjects(path, data)
+}
+
+// ParseProjects reads projects.json's content; path names it in errors.
+func ParseProjects(path string, data []byte) (*Projects, error) {
+	entries, problems, err := registryEntries(path, data, "projects")
+	if err != nil {
+		return nil, err
 	}
-	var entries []json.RawMessage
-	if raw, ok := top["projects"]; ok {
-		if err := json.Unmarshal(raw, &entries); err != nil {
-			return nil, &FileError{Path: path, Err: fmt.Errorf("\"projects\" must be a list, found %s", typeName(raw))}
-		}
-	}
+	ps := &Projects{Path: path, Problems: problems}
 	names := map[string]bool{}
 	for i, raw := range entries {
 		p, prob := decodeProject(path, i, raw)

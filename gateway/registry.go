@@ -135,22 +135,11 @@ func LoadRegistry(path string) (*Registry, error) {
 
 // ParseRegistry reads capabilities.json's content; path names it in errors.
 func ParseRegistry(path string, data []byte) (*Registry, error) {
-	reg := &Registry{Path: path}
-	top, err := decodeObject(path, data)
+	entries, problems, err := registryEntries(path, data, "providers")
 	if err != nil {
 		return nil, err
 	}
-	for k := range top {
-		if k != "providers" {
-			reg.Problems = append(reg.Problems, Problem{File: path, Key: k, Msg: "unknown key; the file holds only \"providers\""})
-		}
-	}
-	var entries []json.RawMessage
-	if raw, ok := top["providers"]; ok {
-		if err := json.Unmarshal(raw, &entries); err != nil {
-			return nil, &FileError{Path: path, Err: fmt.Errorf("\"providers\" must be a list, found %s", typeName(raw))}
-		}
-	}
+	reg := &Registry{Path: path, Problems: problems}
 	ids := map[string]bool{}
 	for i, raw := range entries {
 		p, prob := decodeProvider(path, i, raw)

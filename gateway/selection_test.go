@@ -172,3 +172,21 @@ func TestPaths(t *testing.T) {
 		t.Errorf("overrides %+v", p)
 	}
 }
+
+func FuzzParseProjects(f *testing.F) {
+	f.Add([]byte(`{"projects": [{"name": "a", "root": "/a", "family": "f"}, {"name": "a", "root": "/b"}]}`))
+	f.Add([]byte(`{"projects": [{"name": "", "root": "rel"}, 3]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := ParseProjects("projects.json", data)
+		if err != nil {
+			return
+		}
+		names := map[string]bool{}
+		for _, p := range ps.List {
+			if p.Name == "" || !filepath.IsAbs(p.Root) || names[p.Name] {
+				t.Fatalf("invalid project loaded: %+v", p)
+			}
+			names[p.Name] = true
+		}
+	})
+}
