@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,5 +84,8 @@ func runAudit(cmd *cobra.Command, e *env, o auditOptions) error {
 		defer f.Close()
 		r = f
 	}
-	return audit.Follow(cmd.Context(), path, r, 200*time.Millisecond, show)
+	// Ctrl-C (or SIGTERM) ends following; that is how it is meant to end.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return audit.Follow(ctx, path, r, 200*time.Millisecond, show)
 }
