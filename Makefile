@@ -15,8 +15,8 @@ build: ## build spear-term, spear-capability and notes-server into bin/
 
 interop-deps: $(INTEROP)/node_modules/.package-lock.json ## install the npm MCP server the interop tests use
 
-$(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/package-lock.json
-	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
+$(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/package-lock.json $(INTEROP)/install.sh
+	bash $(INTEROP)/install.sh
 	@touch $@
 
 test: interop-deps ## run every test with the race detector (installs what the tests need)
