@@ -111,9 +111,6 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 	case "describe":
 		c, err := ts.Describe(args[1])
 		if err != nil {
-			if errors.As(err, new(*RefusalError)) {
-				ts.log.Record("capability_refused", map[string]any{"capability": OneLine(args[1], 200), "why": err.Error()})
-			}
 			return WriteError(stderr, err)
 		}
 		fmt.Fprint(stdout, DescribeText(c))

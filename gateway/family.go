@@ -132,8 +132,8 @@ func ListProvider(ctx context.Context, connect Connector, p *Provider) ([]mcp.To
 	return tools, nil
 }
 
-// Classify returns the class the registry gives a tool of p.
-func Classify(p *Provider, tool string) string {
+// ClassOf returns the class the registry gives a tool of p.
+func ClassOf(p *Provider, tool string) string {
 	if p.Reads(tool) {
 		return ClassRead
 	}
@@ -186,7 +186,7 @@ func BuildFamily(ctx context.Context, connect Connector, admitted []*Provider, r
 // bounded and its schemas re-encoded.
 func NewCapability(p *Provider, t mcp.Tool) Capability {
 	return Capability{
-		Name: p.ID + "/" + t.Name, Provider: p.ID, Tool: t.Name, Class: Classify(p, t.Name),
+		Name: p.ID + "/" + t.Name, Provider: p.ID, Tool: t.Name, Class: ClassOf(p, t.Name),
 		Title:        OneLine(t.DisplayName(), 200),
 		Description:  Bound(Clean(t.Description), 4000),
 		InputSchema:  json.RawMessage(compactJSON(t.InputSchema)),

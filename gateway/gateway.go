@@ -264,12 +264,19 @@ func (ts *TurnSession) find(name string) (*Capability, error) {
 // ListHint shows how to see what a turn is offered.
 const ListHint = "spear-capability list"
 
-// Describe marks a capability described for this turn and returns it.
-func (ts *TurnSession) Describe(name string) (*Capability, error) {
+// Describe marks a capability described for this turn and returns it. A
+// refusal is recorded.
+func (ts *TurnSession) Describe(name string) (c *Capability, err error) {
+	defer func() {
+		var re *RefusalError
+		if errors.As(err, &re) {
+			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": OneLine(name, 200), "why": re.Why})
+		}
+	}()
 	if err := ts.offered(); err != nil {
 		return nil, err
 	}
-	c, err := ts.find(name)
+	c, err = ts.find(name)
 	if err != nil {
 		return nil, err
 	}

@@ -183,6 +183,8 @@ func baseName(s string) string {
 func (a *analysis) find(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.Stmt:
+			a.findInShellInput(n)
 		case *syntax.FuncDecl:
 			if n.Name != nil && isName(n.Name.Value) {
 				a.sites = append(a.sites, site{kind: funcdef, pos: n.Pos()})
@@ -236,6 +238,38 @@ func (a *analysis) findInShellText(call *syntax.CallExpr, shell string) {
 	}
 }
 
+// findInShellInput looks into the here-documents and here-strings that a
+// shell (not eval) reads its commands from, as in bash <<EOF.
+func (a *analysis) findInShellInput(stmt *syntax.Stmt) {
+	call, ok := stmt.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return
+	}
+	shell, why := literal(call.Args[0])
+	if why != "" || !shells[baseName(shell)] || baseName(shell) == "eval" {
+		return
+	}
+	for _, r := range stmt.Redirs {
+		var body string
+		switch {
+		case r.Hdoc != nil:
+			body = a.text(r.Hdoc)
+		case r.Op == syntax.WordHdoc && r.Word != nil:
+			if v, why := literal(r.Word); why == "" {
+				body = v
+			} else {
+				body = a.text(r.Word)
+			}
+		default:
+			continue
+		}
+		if a.nested(body) {
+			a.sites = append(a.sites, site{kind: wrapped, call: call, pos: r.Pos(), wrapper: shell})
+			return
+		}
+	}
+}
+
 // nested reports whether shell text handed to another shell runs the name.
 func (a *analysis) nested(text string) bool {
 	if !Mentions(text) {
@@ -257,7 +291,6 @@ func (a *analysis) text(n syntax.Node) string {
 }
 
 func (a *analysis) verdict(f *syntax.File) Verdict {
-	// Shell text fed to a shell through a here-document counts too.
 	first := a.sites[0]
 	hint := a.hint(first)
 	switch first.kind {

@@ -198,6 +198,11 @@ var rows = []row{
 	{"eval \"$(echo spear-capability)\"", R, `behind "eval"`},
 	{"bash -c \"bash -c 'spear-capability list'\"", R, `behind "bash"`},
 	{"bash -c '$((spear-capability) )'", R, `behind "bash"`},
+	{"bash <<EOF\nspear-capability list\nEOF", R, `behind "bash"`},
+	{"sh <<'EOF'\nspear-capability list\nEOF", R, `behind "sh"`},
+	{"bash <<< 'spear-capability list'", R, `behind "bash"`},
+	{"bash <<EOF\ngrep spear-capability f\nEOF", O, ""},
+	{"cat <<< 'spear-capability list'", O, ""},
 
 	// Words that would need expansion.
 	{"spear-capability invoke t/x $ARGS", R, "$ARGS needs parameter expansion"},

@@ -124,7 +124,7 @@ func completeCapabilities(e *env) func(*cobra.Command, []string, string) ([]stri
 			var out []string
 			for _, t := range tools {
 				if name := p.ID + "/" + t.Name; strings.HasPrefix(name, toComplete) {
-					out = append(out, name+"\t"+gateway.Classify(p, t.Name)+" "+gateway.OneLine(t.Description, 60))
+					out = append(out, name+"\t"+gateway.ClassOf(p, t.Name)+" "+gateway.OneLine(t.Description, 60))
 				}
 			}
 			return out, cobra.ShellCompDirectiveNoFileComp
