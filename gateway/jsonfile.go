@@ -146,9 +146,45 @@ func typeName(raw json.RawMessage) string {
 	}
 }
 
-// registryEntries decodes a registry file's content: one object with the
-// single key listKey, holding a list of entries. Other top-level keys are
-// Problems; a file that is not such an object is a *FileError.
+// entrySpec says how to read one registry file's entries.
+type entrySpec[T any] struct {
+	listKey string                                         // the top-level key holding the list
+	decode  func(i int, raw json.RawMessage) (T, *Problem) // one entry, or why it is rejected
+	name    func(T) string                                 // the entry's unique name
+	nameKey string                                         // the key that holds it
+	dupMsg  string                                         // the problem of a name given twice
+}
+
+// parseEntries decodes a registry file's content: one object with the
+// single key spec.listKey, holding a list of entries. Each invalid entry,
+// each repeated name and each other top-level key is a Problem, and the
+// other entries still load; a file that is not such an object is a
+// *FileError.
+func parseEntries[T any](path string, data []byte, spec entrySpec[T]) ([]T, []Problem, error) {
+	entries, problems, err := registryEntries(path, data, spec.listKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []T
+	names := map[string]bool{}
+	for i, raw := range entries {
+		v, prob := spec.decode(i, raw)
+		if prob != nil {
+			problems = append(problems, *prob)
+			continue
+		}
+		if n := spec.name(v); names[n] {
+			problems = append(problems, Problem{File: path, Entry: n, Key: spec.nameKey, Msg: spec.dupMsg})
+			continue
+		}
+		names[spec.name(v)] = true
+		out = append(out, v)
+	}
+	return out, problems, nil
+}
+
+// registryEntries decodes the top level of a registry file and returns the
+// raw entries of its list, with a Problem for each other key.
 func registryEntries(path string, data []byte, listKey string) ([]json.RawMessage, []Problem, error) {
 	top, err := decodeObject(path, data)
 	if err != nil {

@@ -39,26 +39,17 @@ func LoadProjects(path string) (*Projects, error) {
 
 // ParseProjects reads projects.json's content; path names it in errors.
 func ParseProjects(path string, data []byte) (*Projects, error) {
-	entries, problems, err := registryEntries(path, data, "projects")
+	list, problems, err := parseEntries(path, data, entrySpec[Project]{
+		listKey: "projects",
+		decode:  func(i int, raw json.RawMessage) (Project, *Problem) { return decodeProject(path, i, raw) },
+		name:    func(p Project) string { return p.Name },
+		nameKey: "name",
+		dupMsg:  "a project of this name is already registered",
+	})
 	if err != nil {
 		return nil, err
 	}
-	ps := &Projects{Path: path, Problems: problems}
-	names := map[string]bool{}
-	for i, raw := range entries {
-		p, prob := decodeProject(path, i, raw)
-		if prob != nil {
-			ps.Problems = append(ps.Problems, *prob)
-			continue
-		}
-		if names[p.Name] {
-			ps.Problems = append(ps.Problems, Problem{File: path, Entry: p.Name, Key: "name", Msg: "a project of this name is already registered"})
-			continue
-		}
-		names[p.Name] = true
-		ps.List = append(ps.List, p)
-	}
-	return ps, nil
+	return &Projects{Path: path, List: list, Problems: problems}, nil
 }
 
 func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) {

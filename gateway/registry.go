@@ -135,26 +135,17 @@ func LoadRegistry(path string) (*Registry, error) {
 
 // ParseRegistry reads capabilities.json's content; path names it in errors.
 func ParseRegistry(path string, data []byte) (*Registry, error) {
-	entries, problems, err := registryEntries(path, data, "providers")
+	providers, problems, err := parseEntries(path, data, entrySpec[*Provider]{
+		listKey: "providers",
+		decode:  func(i int, raw json.RawMessage) (*Provider, *Problem) { return decodeProvider(path, i, raw) },
+		name:    func(p *Provider) string { return p.ID },
+		nameKey: "id",
+		dupMsg:  "another entry has this id; ids must be unique",
+	})
 	if err != nil {
 		return nil, err
 	}
-	reg := &Registry{Path: path, Problems: problems}
-	ids := map[string]bool{}
-	for i, raw := range entries {
-		p, prob := decodeProvider(path, i, raw)
-		if prob != nil {
-			reg.Problems = append(reg.Problems, *prob)
-			continue
-		}
-		if ids[p.ID] {
-			reg.Problems = append(reg.Problems, Problem{File: path, Entry: p.ID, Key: "id", Msg: "another entry has this id; ids must be unique"})
-			continue
-		}
-		ids[p.ID] = true
-		reg.Providers = append(reg.Providers, p)
-	}
-	return reg, nil
+	return &Registry{Path: path, Providers: providers, Problems: problems}, nil
 }
 
 func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Problem) {
