@@ -132,8 +132,10 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 	g := ts.g
 	reg, err := LoadRegistry(g.Paths.CapabilitiesFile)
 	if err != nil {
+		// Nothing is saved: the next command tries again, once the
+		// operator has mended the file.
 		ts.record(audit.ProviderRejected, audit.Fields{"file": g.Paths.CapabilitiesFile, "why": err.Error()})
-		reg = &Registry{Path: g.Paths.CapabilitiesFile}
+		return nil, err
 	}
 	projects, err := LoadProjects(g.Paths.ProjectsFile)
 	if err != nil {
@@ -176,7 +178,15 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 		st.Why = sel.Offer.Why
 		return st, nil
 	}
-	fam := BuildFamily(ctx, g.connect(), sel.Admitted(), sel.Offer.ReadOnly)
+	admitted := sel.Admitted()
+	if len(admitted) == 0 {
+		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": ExposureWhole, "tokens": 0, "unavailable": []string{}}); err != nil {
+			return nil, err
+		}
+		st.Why = "no registered provider applies to it"
+		return st, nil
+	}
+	fam := BuildFamily(ctx, g.connect(), admitted, sel.Offer.ReadOnly)
 	for _, u := range fam.Unavailable {
 		if err := ts.record(audit.ProviderFailed, audit.Fields{"provider": u.Provider, "phase": u.Phase, "why": u.Detail}); err != nil {
 			return nil, err
