@@ -46,10 +46,13 @@ func (g *Gateway) now() time.Time {
 }
 
 // RefusalError is a refused command: what is wrong and, where it is
-// knowable, the command written the right way.
+// knowable, the command written the right way. Detail, when set, is the
+// cause in full for the operator; it may name the deployment's paths and
+// never reaches the turn.
 type RefusalError struct {
-	Why  string
-	Hint string
+	Why    string
+	Hint   string
+	Detail string
 }
 
 func (e *RefusalError) Error() string { return e.Why }
@@ -60,6 +63,12 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string { return e.Provider + ": " + e.Why }
+
+// auditRefusal refuses because the audit trail cannot be written; the
+// turn is not told where the trail is.
+func auditRefusal(err error) error {
+	return &RefusalError{Why: "the audit trail cannot be written, and no call runs until it can be recorded", Detail: err.Error()}
+}
 
 func refused(hint, format string, args ...any) error {
 	return &RefusalError{Why: fmt.Sprintf(format, args...), Hint: hint}
@@ -91,7 +100,7 @@ func (g *Gateway) Open(ctx context.Context) (*TurnSession, error) {
 	}
 	log, err := audit.Open(g.Paths.AuditFile, t.Session, t.Turn, g.Now)
 	if err != nil {
-		return nil, refused("", "%v; no call runs until it can be recorded", err)
+		return nil, auditRefusal(err)
 	}
 	ts := &TurnSession{g: g, Turn: t, log: log, store: newStore(g.Paths.StateDir, t)}
 	err = ts.store.locked(func() error {
@@ -121,7 +130,7 @@ func (g *Gateway) Open(ctx context.Context) (*TurnSession, error) {
 // cannot be recorded does not run.
 func (ts *TurnSession) record(event string, f audit.Fields) error {
 	if err := ts.log.Record(event, f); err != nil {
-		return refused("", "%v; no call runs until it can be recorded", err)
+		return auditRefusal(err)
 	}
 	return nil
 }

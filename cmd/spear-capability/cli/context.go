@@ -33,6 +33,9 @@ why for the turn.`,
 					fmt.Fprintf(e.stdout, "No external capabilities are offered to this turn: the turn file is invalid: %s.\n", msg)
 				case errors.As(err, &re):
 					fmt.Fprintf(e.stdout, "No external capabilities are offered to this turn: %s.\n", re.Why)
+					if re.Detail != "" {
+						return &exitError{code: gateway.ExitRefused, msg: re.Detail}
+					}
 				}
 				return &exitError{code: gateway.ExitRefused, msg: err.Error()}
 			}
