@@ -50,8 +50,20 @@ func WriteError(w io.Writer, err error) int {
 	case errors.As(err, &fe):
 		return WriteRefusal(w, "this turn is offered no external capabilities: a deployment file cannot be read (the operator's spear-capability check says which)", "")
 	default:
-		return WriteRefusal(w, err.Error(), "")
+		// Anything else is the deployment's own trouble (its state
+		// directory, say): the turn is told so, and the audit trail and
+		// the operator's commands have the cause.
+		return WriteRefusal(w, "the gateway cannot serve this turn: its state cannot be read or written (the audit trail has the cause)", "")
 	}
+}
+
+// detail is err in full, for the audit trail.
+func detail(err error) string {
+	var re *RefusalError
+	if errors.As(err, &re) && re.Detail != "" {
+		return re.Why + ": " + re.Detail
+	}
+	return err.Error()
 }
 
 // TurnUsage is the help a turn gets from spear-capability help.
@@ -92,7 +104,7 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 	}
 	ts, err := g.Open(ctx)
 	if err != nil {
-		g.RecordRefusal(ctx, args, err.Error())
+		g.RecordRefusal(ctx, args, detail(err))
 		return WriteError(stderr, err)
 	}
 	defer ts.Close()
