@@ -78,7 +78,6 @@ func refused(hint, format string, args ...any) error {
 type TurnSession struct {
 	g     *Gateway
 	Turn  *Turn
-	Sel   *Selection
 	log   *audit.Logger
 	store *store
 	State *TurnState
@@ -161,7 +160,6 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 		}
 	}
 	sel := Select(reg, projects, ts.Turn)
-	ts.Sel = sel
 	project := ""
 	if sel.Project != nil {
 		project = sel.Project.Name
@@ -383,7 +381,8 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if err != nil {
 		return nil, refused(invokeHint(c), "%v", err)
 	}
-	fields["arguments"] = json.RawMessage(mustJSON(args))
+	argJSON := json.RawMessage(mustJSON(args))
+	fields["arguments"] = argJSON
 	v, err := CompileSchema(c.InputSchema)
 	if err != nil {
 		return nil, refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
@@ -391,7 +390,10 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if err := v.Check(args); err != nil {
 		return nil, refused(invokeHint(c), "the arguments do not fit the schema of %s: %v", c.Name, err)
 	}
-	approval, err := ts.allowWrite(ctx, c, args)
+	// The provider's entry is read afresh once per call, so its write
+	// policy and command come from one reading of the registry.
+	p, regErr := ts.provider(c)
+	approval, err := ts.allowWrite(ctx, c, p, regErr, args)
 	if err != nil {
 		return nil, err
 	}
@@ -400,10 +402,10 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	}
 	// The call itself, recorded before it runs: what cannot be recorded
 	// does not run.
-	if err := ts.record(audit.CapabilityInvoked, audit.Fields{"capability": c.Name, "arguments": fields["arguments"], "outcome": "started"}); err != nil {
+	if err := ts.record(audit.CapabilityInvoked, audit.Fields{"capability": c.Name, "arguments": argJSON, "outcome": "started"}); err != nil {
 		return nil, err
 	}
-	res, uerr := ts.call(ctx, c, args)
+	res, uerr := ts.call(ctx, c, p, argJSON)
 	fields["duration_ms"] = time.Since(start).Milliseconds()
 	if uerr != nil {
 		ts.record(audit.ProviderFailed, audit.Fields{"provider": c.Provider, "phase": uerr.Phase, "why": uerr.Detail})
@@ -434,15 +436,13 @@ func invokeHint(c *Capability) string {
 
 // allowWrite is check 6: a WRITE runs only where the provider's write
 // policy and the permission mode both allow it. It returns who approved.
-func (ts *TurnSession) allowWrite(ctx context.Context, c *Capability, args map[string]json.RawMessage) (string, error) {
+func (ts *TurnSession) allowWrite(ctx context.Context, c *Capability, p *Provider, regErr error, args map[string]json.RawMessage) (string, error) {
 	if c.Class == ClassRead {
 		return "", nil
 	}
-	reg, err := LoadRegistry(ts.g.Paths.CapabilitiesFile)
-	if err != nil {
+	if regErr != nil {
 		return "", refused("", "%s is a WRITE, and the provider registry cannot be read to check its write policy", c.Name)
 	}
-	p := reg.Provider(c.Provider)
 	if p == nil {
 		return "", refused("", "%s is a WRITE, and its provider is no longer registered", c.Name)
 	}
@@ -478,13 +478,18 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *Capability, args map[s
 	return "confirmation", nil
 }
 
-// call starts the provider, calls the tool and stops the provider.
-func (ts *TurnSession) call(ctx context.Context, c *Capability, args map[string]json.RawMessage) (*mcp.CallToolResult, *Unavailable) {
+// provider reads the registry entry of c's provider: nil when the entry
+// is gone, and the error when the registry cannot be read.
+func (ts *TurnSession) provider(c *Capability) (*Provider, error) {
 	reg, err := LoadRegistry(ts.g.Paths.CapabilitiesFile)
-	var p *Provider
-	if err == nil {
-		p = reg.Provider(c.Provider)
+	if err != nil {
+		return nil, err
 	}
+	return reg.Provider(c.Provider), nil
+}
+
+// call starts provider p, calls the tool and stops the provider.
+func (ts *TurnSession) call(ctx context.Context, c *Capability, p *Provider, args json.RawMessage) (*mcp.CallToolResult, *Unavailable) {
 	if p == nil {
 		return nil, &Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
 	}
@@ -493,7 +498,7 @@ func (ts *TurnSession) call(ctx context.Context, c *Capability, args map[string]
 		return nil, failure(p, phaseOf(err, "initialize"), err)
 	}
 	defer client.Close()
-	res, err := client.CallTool(ctx, c.Tool, mustJSON(args))
+	res, err := client.CallTool(ctx, c.Tool, args)
 	if err != nil {
 		var re *mcp.RPCError
 		if errors.As(err, &re) {
