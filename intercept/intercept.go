@@ -64,9 +64,11 @@ func Refuse(stderr io.Writer, reason, hint string) int {
 type Interceptor struct {
 	// Gateway answers invocations; nil means no gateway is configured.
 	Gateway Answerer
-	// Nested is true when spear-term itself runs inside a turn's shell:
-	// then it answers no invocation.
-	Nested bool
+	// Nested reports whether spear-term itself runs inside a turn's
+	// shell: then it answers no invocation. It is asked only when a
+	// submission is not ordinary, so a pass-through never pays for the
+	// walk up the process tree; nil means never.
+	Nested func() bool
 }
 
 // Respond answers a submission that Classify did not find ordinary and
@@ -80,7 +82,7 @@ func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout
 			}
 		}
 		return Refuse(stderr, v.Refusal.Error(), v.Refusal.Hint)
-	case ic.Nested:
+	case ic.Nested != nil && ic.Nested():
 		fmt.Fprint(stderr, NestedMessage)
 		return gateway.ExitRefused
 	case ic.Gateway == nil:

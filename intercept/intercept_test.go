@@ -123,7 +123,7 @@ func TestRespond(t *testing.T) {
 		t.Errorf("refusal: %d %q %v", st, errb.String(), g.refused)
 	}
 	errb.Reset()
-	nested := &Interceptor{Gateway: g, Nested: true}
+	nested := &Interceptor{Gateway: g, Nested: func() bool { return true }}
 	if st := nested.Respond(context.Background(), shellparse.Classify("spear-capability list"), &out, &errb); st != 2 || !strings.Contains(errb.String(), "does nothing") || len(g.answered) != 1 {
 		t.Errorf("nested: %d %q", st, errb.String())
 	}

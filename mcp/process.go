@@ -159,16 +159,8 @@ func (p *process) state() string {
 	return p.waitErr.Error()
 }
 
-// exited reports whether the server has been reaped within d.
+// exitedWithin reports whether the server has been reaped within d.
 func (p *process) exitedWithin(d time.Duration) bool {
-	if d <= 0 {
-		select {
-		case <-p.waited:
-			return true
-		default:
-			return false
-		}
-	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -14,7 +14,8 @@ import (
 // Main runs spear-term with the process's arguments, environment and
 // standard files and returns its exit status.
 func Main() int {
-	ic := &intercept.Interceptor{Gateway: gateway.New(os.Getenv), Nested: intercept.InsideTurnShell(os.Getenv)}
+	nested := func() bool { return intercept.InsideTurnShell(os.Getenv) }
+	ic := &intercept.Interceptor{Gateway: gateway.New(os.Getenv), Nested: nested}
 	t := &intercept.Term{
 		Argv0: os.Args[0], Args: os.Args[1:], Env: os.Environ(), Getenv: os.Getenv,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
