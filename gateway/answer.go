@@ -156,21 +156,8 @@ const (
 // IndexText is the index: one line per capability with its class, then
 // one line per unavailable provider.
 func IndexText(f *Family) string {
-	width := 0
-	for _, c := range f.Capabilities {
-		width = max(width, len(c.Name))
-	}
 	var b strings.Builder
-	for _, c := range f.Capabilities {
-		desc := OneLine(c.Description, IndexDescriptionMax)
-		if desc == "" {
-			desc = c.Title
-		}
-		fmt.Fprintf(&b, "%-*s  %-5s  %s\n", width, c.Name, c.Class, desc)
-	}
-	for _, u := range f.Unavailable {
-		fmt.Fprintf(&b, "%s  unavailable: %s\n", u.Provider, u.Reason)
-	}
+	writeCapabilities(&b, f, IndexDescriptionMax, false)
 	if len(f.Capabilities) == 0 && len(f.Unavailable) == 0 {
 		b.WriteString("(the admitted providers offer no capabilities)\n")
 	}
@@ -225,20 +212,29 @@ func ContextText(st *TurnState) string {
 		b.WriteString(IndexText(f))
 		return b.String()
 	}
+	writeCapabilities(&b, f, WholeDescriptionMax, true)
+	return b.String()
+}
+
+// writeCapabilities writes one aligned line per capability (name, class,
+// its description on one line, else its title), each followed by its
+// input schema when withArgs, then one line per unavailable provider.
+func writeCapabilities(b *strings.Builder, f *Family, descMax int, withArgs bool) {
 	width := 0
 	for _, c := range f.Capabilities {
 		width = max(width, len(c.Name))
 	}
 	for _, c := range f.Capabilities {
-		desc := OneLine(c.Description, WholeDescriptionMax)
+		desc := OneLine(c.Description, descMax)
 		if desc == "" {
 			desc = c.Title
 		}
-		fmt.Fprintf(&b, "%-*s  %-5s  %s\n", width, c.Name, c.Class, desc)
-		fmt.Fprintf(&b, "%*s  arguments: %s\n", width, "", Bound(string(c.InputSchema), SchemaShownMax))
+		fmt.Fprintf(b, "%-*s  %-5s  %s\n", width, c.Name, c.Class, desc)
+		if withArgs {
+			fmt.Fprintf(b, "%*s  arguments: %s\n", width, "", Bound(string(c.InputSchema), SchemaShownMax))
+		}
 	}
 	for _, u := range f.Unavailable {
-		fmt.Fprintf(&b, "%s  unavailable: %s\n", u.Provider, u.Reason)
+		fmt.Fprintf(b, "%s  unavailable: %s\n", u.Provider, u.Reason)
 	}
-	return b.String()
 }
