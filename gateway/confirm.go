@@ -8,6 +8,9 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"spear/deploy"
+	"spear/present"
 )
 
 // ConfirmRequest is what SPEAR_CONFIRM_COMMAND reads on stdin, as JSON.
@@ -16,7 +19,7 @@ type ConfirmRequest struct {
 	Turn        string         `json:"turn"`
 	Workspace   string         `json:"workspace"`
 	Capability  string         `json:"capability"`
-	Class       string         `json:"class"`
+	Class       deploy.Access  `json:"class"`
 	Description string         `json:"description"`
 	Arguments   map[string]any `json:"arguments"`
 }
@@ -43,7 +46,7 @@ func confirm(ctx context.Context, command string, req []byte, limit time.Duratio
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		why := fmt.Sprintf("the confirmation program did not approve (%s)", ee.ProcessState)
-		if msg := OneLine(string(out), 200); msg != "" {
+		if msg := present.OneLine(string(out), 200); msg != "" {
 			why += ": " + msg
 		}
 		return false, why

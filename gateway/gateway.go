@@ -10,13 +10,19 @@ import (
 	"time"
 
 	"spear/audit"
+	"spear/deploy"
 	"spear/mcp"
+	"spear/outcome"
+	"spear/present"
 )
 
 // Gateway answers a turn's spear-capability commands. Its zero value is not
-// usable: set Paths, and optionally the rest.
+// usable: set Settings, and optionally the rest.
 type Gateway struct {
-	Paths Paths
+	Settings deploy.Settings
+	// SettingsErr, when set, is why Settings cannot be used: every
+	// command is refused with it.
+	SettingsErr error
 	// Connect starts providers; nil means mcp.Connect.
 	Connect Connector
 	// Now is the clock; nil means time.Now.
@@ -25,7 +31,8 @@ type Gateway struct {
 
 // New returns a gateway configured from the environment.
 func New(getenv func(string) string) *Gateway {
-	return &Gateway{Paths: PathsFrom(getenv)}
+	s, err := deploy.SettingsFrom(getenv)
+	return &Gateway{Settings: s, SettingsErr: err}
 }
 
 // Connector returns how the gateway starts providers.
@@ -45,39 +52,16 @@ func (g *Gateway) now() time.Time {
 	return time.Now()
 }
 
-// RefusalError is a refused command: what is wrong and, where it is
-// knowable, the command written the right way. Detail, when set, is the
-// cause in full for the operator; it may name the deployment's paths and
-// never reaches the turn.
-type RefusalError struct {
-	Why    string
-	Hint   string
-	Detail string
-}
-
-func (e *RefusalError) Error() string { return e.Why }
-
-// UnavailableError is a call to a provider that is unavailable.
-type UnavailableError struct {
-	Provider, Why string
-}
-
-func (e *UnavailableError) Error() string { return e.Provider + ": " + e.Why }
-
 // auditRefusal refuses because the audit trail cannot be written; the
 // turn is not told where the trail is.
 func auditRefusal(err error) error {
-	return &RefusalError{Why: "the audit trail cannot be written, and no call runs until it can be recorded", Detail: err.Error()}
-}
-
-func refused(hint, format string, args ...any) error {
-	return &RefusalError{Why: fmt.Sprintf(format, args...), Hint: hint}
+	return &outcome.Refusal{Why: "the audit trail cannot be written, and no call runs until it can be recorded", Detail: err.Error()}
 }
 
 // TurnSession is the gateway as one command of one turn sees it.
 type TurnSession struct {
 	g     *Gateway
-	Turn  *Turn
+	Turn  *deploy.Turn
 	log   *audit.Logger
 	store *store
 	State *TurnState
@@ -91,17 +75,20 @@ func (ts *TurnSession) Close() { ts.log.Close() }
 
 // Open loads the turn, the registries and the turn's state, building the
 // family the first time the turn needs it. The error is a *RefusalError
-// that the turn may read, or a *TurnError/*FileError for the harness.
+// that the turn may read, or a *deploy.TurnError/*deploy.FileError for the harness.
 func (g *Gateway) Open(ctx context.Context) (*TurnSession, error) {
-	t, err := LoadTurn(g.Paths.TurnFile)
+	if g.SettingsErr != nil {
+		return nil, g.SettingsErr
+	}
+	t, err := deploy.LoadTurn(g.Settings.TurnFile)
 	if err != nil {
 		return nil, err
 	}
-	log, err := audit.Open(g.Paths.AuditFile, t.Session, t.Turn, g.Now)
+	log, err := audit.Open(g.Settings.AuditFile, t.Session, t.Turn, g.Now)
 	if err != nil {
 		return nil, auditRefusal(err)
 	}
-	ts := &TurnSession{g: g, Turn: t, log: log, store: newStore(g.Paths.StateDir, t)}
+	ts := &TurnSession{g: g, Turn: t, log: log, store: newStore(g.Settings.StateDir, t)}
 	err = ts.store.locked(func() error {
 		st, err := ts.store.load()
 		if err != nil {
@@ -138,14 +125,14 @@ func (ts *TurnSession) record(event string, f audit.Fields) error {
 // decision. It runs once per turn, under the turn's lock.
 func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 	g := ts.g
-	reg, err := LoadRegistry(g.Paths.CapabilitiesFile)
+	reg, err := deploy.LoadRegistry(g.Settings.CapabilitiesFile)
 	if err != nil {
 		// Nothing is saved: the next command tries again, once the
 		// operator has mended the file.
-		ts.record(audit.ProviderRejected, audit.Fields{"file": g.Paths.CapabilitiesFile, "why": err.Error()})
+		ts.record(audit.ProviderRejected, audit.Fields{"file": g.Settings.CapabilitiesFile, "why": err.Error()})
 		return nil, err
 	}
-	projects, err := LoadProjects(g.Paths.ProjectsFile)
+	projects, err := deploy.LoadProjects(g.Settings.ProjectsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +174,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 	}
 	admitted := sel.Admitted()
 	if len(admitted) == 0 {
-		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": ExposureWhole, "tokens": 0, "unavailable": []string{}}); err != nil {
+		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": present.Whole, "tokens": 0, "unavailable": []string{}}); err != nil {
 			return nil, err
 		}
 		st.Why = "no registered provider applies to it"
@@ -214,7 +201,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 	if err := ts.record(audit.CapabilityFamilySelected, f); err != nil {
 		return nil, err
 	}
-	if fam.Exposure == ExposureIndex {
+	if fam.Exposure == present.Index {
 		if err := ts.record(audit.CapabilityIndexExposed, audit.Fields{"capabilities": len(names)}); err != nil {
 			return nil, err
 		}
@@ -224,7 +211,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 	return st, nil
 }
 
-func providerFields(p *Provider) audit.Fields {
+func providerFields(p *deploy.Provider) audit.Fields {
 	return audit.Fields{
 		"provider": p.ID, "scope": p.Scope.String(), "tasks": p.Tasks, "read": nonNil(p.Read),
 		"write": p.Write, "enabled": p.Enabled, "timeout_s": p.Timeout.Seconds(), "env_names": p.EnvNames(),
@@ -255,39 +242,36 @@ func (ts *TurnSession) takeNotes() {
 // offered is check 1: the turn is offered capabilities at all.
 func (ts *TurnSession) offered() error {
 	if !ts.State.Offered {
-		return refused("", "this turn is offered no external capabilities: %s", ts.State.Why)
+		return outcome.Refused("", "this turn is offered no external capabilities: %s", ts.State.Why)
 	}
 	return nil
 }
 
 // find is checks 2 and 3: the capability is in the family, and its
 // provider is available.
-func (ts *TurnSession) find(name string) (*Capability, error) {
+func (ts *TurnSession) find(name string) (*present.Capability, error) {
 	fam := ts.State.Family
 	provider, tool, ok := strings.Cut(name, "/")
 	if !ok || provider == "" || tool == "" {
-		return nil, refused(ListHint, "%q is not a capability name; capabilities are named <provider>/<tool>", OneLine(name, 80))
+		return nil, outcome.Refused(outcome.ListForm, "%q is not a capability name; capabilities are named <provider>/<tool>", present.OneLine(name, 80))
 	}
 	if u := fam.UnavailableProvider(provider); u != nil {
-		return nil, &UnavailableError{Provider: provider, Why: u.Reason}
+		return nil, u
 	}
 	c := fam.Capability(name)
 	if c == nil {
-		return nil, refused(ListHint, "%s is not offered in this turn", OneLine(name, 80))
+		return nil, outcome.Refused(outcome.ListForm, "%s is not offered in this turn", present.OneLine(name, 80))
 	}
 	return c, nil
 }
 
-// ListHint shows how to see what a turn is offered.
-const ListHint = "spear-capability list"
-
 // Describe marks a capability described for this turn and returns it. A
 // refusal is recorded.
-func (ts *TurnSession) Describe(name string) (c *Capability, err error) {
+func (ts *TurnSession) Describe(name string) (c *present.Capability, err error) {
 	defer func() {
-		var re *RefusalError
+		var re *outcome.Refusal
 		if errors.As(err, &re) {
-			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": OneLine(name, 200), "why": re.Why})
+			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": present.OneLine(name, 200), "why": re.Why})
 		}
 	}()
 	if err := ts.offered(); err != nil {
@@ -321,7 +305,7 @@ func (ts *TurnSession) Describe(name string) (c *Capability, err error) {
 
 // markUnavailable keeps a provider that failed a call out of the rest of
 // the turn.
-func (ts *TurnSession) markUnavailable(u *Unavailable) error {
+func (ts *TurnSession) markUnavailable(u *outcome.Unavailable) error {
 	return ts.store.locked(func() error {
 		st, err := ts.store.load()
 		if err != nil || st == nil {
@@ -340,7 +324,7 @@ func (ts *TurnSession) markUnavailable(u *Unavailable) error {
 
 // Outcome is what an invocation came to.
 type Outcome struct {
-	Capability *Capability
+	Capability *present.Capability
 	Result     *mcp.CallToolResult
 	Framed     string
 	Status     int
@@ -349,20 +333,20 @@ type Outcome struct {
 // Invoke runs the checks of DESIGN.md in order and then calls the tool.
 func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *Outcome, err error) {
 	start := time.Now()
-	fields := audit.Fields{"capability": OneLine(name, 200)}
+	fields := audit.Fields{"capability": present.OneLine(name, 200)}
 	defer func() {
 		if err == nil {
 			return
 		}
-		var re *RefusalError
-		var ue *UnavailableError
+		var re *outcome.Refusal
+		var ue *outcome.Unavailable
 		switch {
 		case errors.As(err, &re):
 			fields["why"] = re.Why
 			ts.log.Record(audit.CapabilityRefused, fields)
 		case errors.As(err, &ue):
 			fields["outcome"] = "unavailable"
-			fields["why"] = ue.Why
+			fields["why"] = ue.Reason
 			fields["duration_ms"] = time.Since(start).Milliseconds()
 			ts.log.Record(audit.CapabilityInvoked, fields)
 		}
@@ -374,21 +358,21 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if err != nil {
 		return nil, err
 	}
-	if ts.State.Family.Exposure == ExposureIndex && !ts.State.IsDescribed(c.Name) {
-		return nil, refused("spear-capability describe "+c.Name, "%s has not been described in this turn; a capability shown in the index is invoked only after spear-capability describe", c.Name)
+	if ts.State.Family.Exposure == present.Index && !ts.State.IsDescribed(c.Name) {
+		return nil, outcome.Refused("spear-capability describe "+c.Name, "%s has not been described in this turn; a capability shown in the index is invoked only after spear-capability describe", c.Name)
 	}
 	args, err := ParseArguments(argText)
 	if err != nil {
-		return nil, refused(invokeHint(c), "%v", err)
+		return nil, outcome.Refused(present.InvokeHint(c), "%v", err)
 	}
 	argJSON := json.RawMessage(mustJSON(args))
 	fields["arguments"] = argJSON
 	v, err := CompileSchema(c.InputSchema)
 	if err != nil {
-		return nil, refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
+		return nil, outcome.Refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
 	}
 	if err := v.Check(args); err != nil {
-		return nil, refused(invokeHint(c), "the arguments do not fit the schema of %s: %v", c.Name, err)
+		return nil, outcome.Refused(present.InvokeHint(c), "the arguments do not fit the schema of %s: %v", c.Name, err)
 	}
 	// The provider's entry is read afresh once per call, so its write
 	// policy and command come from one reading of the registry.
@@ -410,12 +394,12 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if uerr != nil {
 		ts.record(audit.ProviderFailed, audit.Fields{"provider": c.Provider, "phase": uerr.Phase, "why": uerr.Detail})
 		ts.markUnavailable(uerr)
-		return nil, &UnavailableError{Provider: c.Provider, Why: uerr.Reason}
+		return nil, uerr
 	}
-	out = &Outcome{Capability: c, Result: res, Framed: Frame(Nonce(), c.Name, res, ts.g.Paths.MaxOutput)}
+	out = &Outcome{Capability: c, Result: res, Framed: present.Frame(present.Nonce(), c.Name, res, ts.g.Settings.MaxOutput)}
 	fields["outcome"] = "result"
 	if res.IsError {
-		out.Status = ExitToolError
+		out.Status = outcome.ExitToolError
 		fields["outcome"] = "tool_error"
 	}
 	fields["result_bytes"] = len(out.Framed)
@@ -430,36 +414,28 @@ func mustJSON(v any) []byte {
 	return data
 }
 
-func invokeHint(c *Capability) string {
-	return "spear-capability invoke " + c.Name + " '<arguments as one JSON object>'  (spear-capability describe " + c.Name + " shows them)"
-}
-
 // allowWrite is check 6: a WRITE runs only where the provider's write
 // policy and the permission mode both allow it. It returns who approved.
-func (ts *TurnSession) allowWrite(ctx context.Context, c *Capability, p *Provider, regErr error, args map[string]json.RawMessage) (string, error) {
-	if c.Class == ClassRead {
+func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p *deploy.Provider, regErr error, args map[string]json.RawMessage) (string, error) {
+	if c.Class == deploy.Read {
 		return "", nil
 	}
 	if regErr != nil {
-		return "", refused("", "%s is a WRITE, and the provider registry cannot be read to check its write policy", c.Name)
+		return "", outcome.Refused("", "%s is a WRITE, and the provider registry cannot be read to check its write policy", c.Name)
 	}
 	if p == nil {
-		return "", refused("", "%s is a WRITE, and its provider is no longer registered", c.Name)
+		return "", outcome.Refused("", "%s is a WRITE, and its provider is no longer registered", c.Name)
 	}
-	mode := ts.Turn.PermissionMode
-	switch {
-	case p.Write == WriteRefuse:
-		return "", refused("", "%s is a WRITE, and the provider's write policy refuses every WRITE", c.Name)
-	case mode == ModeReadOnly:
-		return "", refused("", "%s is a WRITE, and this session's permission mode is read-only", c.Name)
-	case p.Write == WriteAllow:
-		return "policy allow", nil
-	case mode == ModeAuto:
-		return "permission mode auto", nil
+	verdict, why := DecideWrite(p.Write, ts.Turn.PermissionMode)
+	switch verdict {
+	case WriteRefused:
+		return "", outcome.Refused("", "%s is a WRITE, and %s", c.Name, why)
+	case WriteApproved:
+		return why, nil
 	}
 	// confirm × ask: a person decides.
-	if ts.g.Paths.ConfirmCommand == "" {
-		return "", refused("", "%s is a WRITE that needs a person's confirmation, and no way to ask is configured; the operator sets SPEAR_CONFIRM_COMMAND to a program that asks and exits 0 to approve", c.Name)
+	if ts.g.Settings.ConfirmCommand == "" {
+		return "", outcome.Refused("", "%s is a WRITE that needs a person's confirmation, and no way to ask is configured; the operator sets SPEAR_CONFIRM_COMMAND to a program that asks and exits 0 to approve", c.Name)
 	}
 	plain := map[string]any{}
 	for k, v := range args {
@@ -469,19 +445,19 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *Capability, p *Provide
 	}
 	req := mustJSON(ConfirmRequest{
 		Session: ts.Turn.Session, Turn: ts.Turn.Turn, Workspace: ts.Turn.Workspace,
-		Capability: c.Name, Class: c.Class, Description: OneLine(c.Description, 500), Arguments: plain,
+		Capability: c.Name, Class: c.Class, Description: present.OneLine(c.Description, 500), Arguments: plain,
 	})
-	ok, why := confirm(ctx, ts.g.Paths.ConfirmCommand, req, ts.g.Paths.ConfirmTimeout)
+	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, req, ts.g.Settings.ConfirmTimeout)
 	if !ok {
-		return "", refused("", "%s was not confirmed: %s", c.Name, why)
+		return "", outcome.Refused("", "%s was not confirmed: %s", c.Name, why)
 	}
 	return "confirmation", nil
 }
 
 // provider reads the registry entry of c's provider: nil when the entry
 // is gone, and the error when the registry cannot be read.
-func (ts *TurnSession) provider(c *Capability) (*Provider, error) {
-	reg, err := LoadRegistry(ts.g.Paths.CapabilitiesFile)
+func (ts *TurnSession) provider(c *present.Capability) (*deploy.Provider, error) {
+	reg, err := deploy.LoadRegistry(ts.g.Settings.CapabilitiesFile)
 	if err != nil {
 		return nil, err
 	}
@@ -489,9 +465,9 @@ func (ts *TurnSession) provider(c *Capability) (*Provider, error) {
 }
 
 // call starts provider p, calls the tool and stops the provider.
-func (ts *TurnSession) call(ctx context.Context, c *Capability, p *Provider, args json.RawMessage) (*mcp.CallToolResult, *Unavailable) {
+func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deploy.Provider, args json.RawMessage) (*mcp.CallToolResult, *outcome.Unavailable) {
 	if p == nil {
-		return nil, &Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
+		return nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
 	}
 	client, err := ts.g.connect()(ctx, ClientOptions(p))
 	if err != nil {
@@ -516,10 +492,10 @@ func (ts *TurnSession) call(ctx context.Context, c *Capability, p *Provider, arg
 // empty session and turn.
 func (g *Gateway) RecordRefusal(ctx context.Context, args []string, reason string) error {
 	session, turn := "", ""
-	if t, err := LoadTurn(g.Paths.TurnFile); err == nil {
+	if t, err := deploy.LoadTurn(g.Settings.TurnFile); err == nil {
 		session, turn = t.Session, t.Turn
 	}
-	log, err := audit.Open(g.Paths.AuditFile, session, turn, g.Now)
+	log, err := audit.Open(g.Settings.AuditFile, session, turn, g.Now)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,9 @@ package gateway
 import (
 	"context"
 	"sync"
+
+	"spear/deploy"
+	"spear/present"
 )
 
 // ProblemReport is a Problem as --json shows it.
@@ -13,21 +16,34 @@ type ProblemReport struct {
 	Message string `json:"message"`
 }
 
+// ProviderStatus is what check found of one provider.
+type ProviderStatus string
+
+// Provider statuses in a Report.
+const (
+	StatusOK          ProviderStatus = "ok"           // started and listed its tools
+	StatusFailed      ProviderStatus = "failed"       // could not start, initialize or list
+	StatusDisabled    ProviderStatus = "disabled"     // enabled: false
+	StatusNotAdmitted ProviderStatus = "not_admitted" // the previewed turn does not admit it
+)
+
+func (s ProviderStatus) String() string { return string(s) }
+
 // ProviderReport is one provider as check and list show it to an operator,
 // with full details: the operator owns the registry.
 type ProviderReport struct {
-	ID           string       `json:"id"`
-	Status       string       `json:"status"` // ok, failed, disabled, not_admitted
-	Scope        string       `json:"scope"`
-	Tasks        []string     `json:"tasks"`
-	Write        string       `json:"write"`
-	Tools        int          `json:"tools"`
-	Read         int          `json:"read"`
-	Writes       int          `json:"writes"`
-	Phase        string       `json:"phase,omitempty"`
-	Error        string       `json:"error,omitempty"`
-	Reason       string       `json:"reason,omitempty"` // why not admitted
-	Capabilities []Capability `json:"capabilities,omitempty"`
+	ID           string               `json:"id"`
+	Status       ProviderStatus       `json:"status"`
+	Scope        string               `json:"scope"`
+	Tasks        []deploy.Task        `json:"tasks"`
+	Write        deploy.WritePolicy   `json:"write"`
+	Tools        int                  `json:"tools"`
+	Read         int                  `json:"read"`
+	Writes       int                  `json:"writes"`
+	Phase        string               `json:"phase,omitempty"`
+	Error        string               `json:"error,omitempty"`
+	Reason       string               `json:"reason,omitempty"` // why not admitted
+	Capabilities []present.Capability `json:"capabilities,omitempty"`
 	// MissingRead names tools that read lists but the server does not offer.
 	MissingRead []string `json:"missing_read,omitempty"`
 }
@@ -41,7 +57,7 @@ type Report struct {
 	OK        bool             `json:"ok"`
 }
 
-func problemReports(ps []Problem) []ProblemReport {
+func problemReports(ps []deploy.Problem) []ProblemReport {
 	out := []ProblemReport{}
 	for _, p := range ps {
 		out = append(out, ProblemReport{File: p.File, Entry: p.Entry, Key: p.Key, Message: p.Msg})
@@ -52,13 +68,13 @@ func problemReports(ps []Problem) []ProblemReport {
 // Inspect validates both registries and starts every enabled provider in
 // parallel (only the admitted ones when preview names a turn), listing its
 // tools. It never calls a tool.
-func (g *Gateway) Inspect(ctx context.Context, preview *Turn) (*Report, *Selection, error) {
-	r := &Report{Registry: g.Paths.CapabilitiesFile, Projects: g.Paths.ProjectsFile, Providers: []ProviderReport{}, Problems: []ProblemReport{}}
-	reg, err := LoadRegistry(g.Paths.CapabilitiesFile)
+func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *Selection, error) {
+	r := &Report{Registry: g.Settings.CapabilitiesFile, Projects: g.Settings.ProjectsFile, Providers: []ProviderReport{}, Problems: []ProblemReport{}}
+	reg, err := deploy.LoadRegistry(g.Settings.CapabilitiesFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	projects, err := LoadProjects(g.Paths.ProjectsFile)
+	projects, err := deploy.LoadProjects(g.Settings.ProjectsFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,13 +102,13 @@ func (g *Gateway) Inspect(ctx context.Context, preview *Turn) (*Report, *Selecti
 		pr := ProviderReport{ID: p.ID, Scope: p.Scope.String(), Tasks: p.Tasks, Write: p.Write}
 		switch reason, no := admitted[p.ID]; {
 		case no:
-			pr.Status, pr.Reason = "not_admitted", reason
+			pr.Status, pr.Reason = StatusNotAdmitted, reason
 		case !p.Enabled:
-			pr.Status = "disabled"
+			pr.Status = StatusDisabled
 		default:
 			// Each goroutine owns its own slot, written once.
 			wg.Add(1)
-			go func(i int, p *Provider, pr ProviderReport) {
+			go func(i int, p *deploy.Provider, pr ProviderReport) {
 				defer wg.Done()
 				r.Providers[i] = inspectProvider(ctx, g.connect(), p, pr, preview != nil && sel.Offer.ReadOnly)
 			}(i, p, pr)
@@ -103,20 +119,20 @@ func (g *Gateway) Inspect(ctx context.Context, preview *Turn) (*Report, *Selecti
 	wg.Wait()
 	r.OK = len(r.Problems) == 0
 	for _, pr := range r.Providers {
-		if pr.Status == "failed" {
+		if pr.Status == StatusFailed {
 			r.OK = false
 		}
 	}
 	return r, sel, nil
 }
 
-func inspectProvider(ctx context.Context, connect Connector, p *Provider, pr ProviderReport, readOnly bool) ProviderReport {
+func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider, pr ProviderReport, readOnly bool) ProviderReport {
 	tools, phase, err := Probe(ctx, connect, p)
 	if err != nil {
-		pr.Status, pr.Phase, pr.Error = "failed", phase, err.Error()
+		pr.Status, pr.Phase, pr.Error = StatusFailed, phase, err.Error()
 		return pr
 	}
-	pr.Status = "ok"
+	pr.Status = StatusOK
 	offered := map[string]bool{}
 	for _, t := range tools {
 		offered[t.Name] = true
@@ -127,12 +143,12 @@ func inspectProvider(ctx context.Context, connect Connector, p *Provider, pr Pro
 		}
 	}
 	for _, t := range tools {
-		c := NewCapability(p, t)
-		if readOnly && c.Class != ClassRead {
+		c := present.NewCapability(p, t)
+		if readOnly && c.Class != deploy.Read {
 			continue
 		}
 		pr.Tools++
-		if c.Class == ClassRead {
+		if c.Class == deploy.Read {
 			pr.Read++
 		} else {
 			pr.Writes++

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"spear/internal/strictjson"
+
 	"github.com/xeipuuv/gojsonschema"
 )
 
@@ -26,9 +28,9 @@ func ParseArguments(text string) (map[string]json.RawMessage, error) {
 		return nil, errors.New("the arguments hold more than one JSON value; give exactly one object")
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("the arguments must be one JSON object, found %s", typeName(raw))
+		return nil, fmt.Errorf("the arguments must be one JSON object, found %s", strictjson.TypeName(raw))
 	}
-	if err := checkDuplicateKeys(raw); err != nil {
+	if err := strictjson.CheckDuplicateKeys(raw); err != nil {
 		return nil, fmt.Errorf("the arguments are ambiguous: %v", err)
 	}
 	var args map[string]json.RawMessage

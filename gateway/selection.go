@@ -1,12 +1,16 @@
 package gateway
 
-import "fmt"
+import (
+	"fmt"
+
+	"spear/deploy"
+)
 
 // Offer says what kind of capabilities a turn may be offered at all.
 type Offer struct {
 	// Task is the task class providers must serve; empty when the turn is
 	// offered nothing.
-	Task string
+	Task deploy.Task
 	// ReadOnly limits the turn to READ capabilities (general questions).
 	ReadOnly bool
 	// Why says why nothing is offered.
@@ -17,20 +21,20 @@ type Offer struct {
 }
 
 // TurnOffer applies DESIGN.md's table of what each turn is offered.
-func TurnOffer(t *Turn) Offer {
-	if t.StandardBound && !t.ConcernsStandard && (t.Class == ClassImplementation || t.Class == ClassMixed) {
+func TurnOffer(t *deploy.Turn) Offer {
+	if t.StandardBound && !t.ConcernsStandard && (t.Class == deploy.ClassImplementation || t.Class == deploy.ClassMixed) {
 		return Offer{EarlierRuntime: true, Why: "this change in a standard-bound session does not concern the standard, so it runs on the earlier runtime, which has no capability gateway"}
 	}
 	switch t.Class {
-	case ClassImplementation:
-		return Offer{Task: TaskImplementation}
-	case ClassMixed:
-		if t.Pass == PassImplementation {
-			return Offer{Task: TaskMixed}
+	case deploy.ClassImplementation:
+		return Offer{Task: deploy.TaskImplementation}
+	case deploy.ClassMixed:
+		if t.Pass == deploy.PassImplementation {
+			return Offer{Task: deploy.TaskMixed}
 		}
 		return Offer{Why: fmt.Sprintf("the %s pass of a mixed change is never offered external capabilities", t.Pass)}
-	case ClassGeneral:
-		return Offer{Task: TaskGeneral, ReadOnly: true}
+	case deploy.ClassGeneral:
+		return Offer{Task: deploy.TaskGeneral, ReadOnly: true}
 	default:
 		return Offer{Why: "a question about a bound standard is never offered external capabilities"}
 	}
@@ -38,23 +42,23 @@ func TurnOffer(t *Turn) Offer {
 
 // Decision is whether one registered provider reaches a turn, and why not.
 type Decision struct {
-	Provider *Provider
+	Provider *deploy.Provider
 	Admitted bool
 	Reason   string
 }
 
 // Selection is what a turn is offered before any provider is started.
 type Selection struct {
-	Turn      *Turn
-	Project   *Project // nil for an unregistered tree
-	Workspace string   // resolved
+	Turn      *deploy.Turn
+	Project   *deploy.Project // nil for an unregistered tree
+	Workspace string          // resolved
 	Offer     Offer
 	Decisions []Decision
 }
 
 // Admitted returns the admitted providers, in registry order.
-func (s *Selection) Admitted() []*Provider {
-	var out []*Provider
+func (s *Selection) Admitted() []*deploy.Provider {
+	var out []*deploy.Provider
 	for _, d := range s.Decisions {
 		if d.Admitted {
 			out = append(out, d.Provider)
@@ -65,7 +69,7 @@ func (s *Selection) Admitted() []*Provider {
 
 // Select decides, for every registered provider, whether it reaches the
 // turn.
-func Select(reg *Registry, projects *Projects, t *Turn) *Selection {
+func Select(reg *deploy.Registry, projects *deploy.Projects, t *deploy.Turn) *Selection {
 	proj, ws := projects.Resolve(t.Workspace)
 	sel := &Selection{Turn: t, Project: proj, Workspace: ws, Offer: TurnOffer(t)}
 	if sel.Offer.Task != "" && proj == nil {
@@ -77,7 +81,7 @@ func Select(reg *Registry, projects *Projects, t *Turn) *Selection {
 	return sel
 }
 
-func decide(p *Provider, sel *Selection) Decision {
+func decide(p *deploy.Provider, sel *Selection) Decision {
 	no := func(why string) Decision { return Decision{Provider: p, Reason: why} }
 	if sel.Offer.Task == "" {
 		return no(sel.Offer.Why)

@@ -5,64 +5,28 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func TestResolveProject(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"src/web/sub", "src/web2", "src/fw/a", "elsewhere"} {
-		os.MkdirAll(filepath.Join(root, d), 0o755)
-	}
-	os.Symlink(filepath.Join(root, "src/web"), filepath.Join(root, "link"))
-	os.Symlink(filepath.Join(root, "src"), filepath.Join(root, "srclink"))
-	ps := &Projects{List: []Project{
-		{Name: "web", Root: filepath.Join(root, "src/web")},
-		{Name: "web2", Root: filepath.Join(root, "src/web2")},
-		{Name: "fw", Root: filepath.Join(root, "srclink/fw")}, // a root through a symlink
-		{Name: "fw-a", Root: filepath.Join(root, "src/fw/a")},
-	}}
-	for ws, want := range map[string]string{
-		"src/web":              "web",
-		"src/web/sub":          "web",
-		"src/web/sub/../sub":   "web",
-		"src/web2":             "web2",
-		"link/sub":             "web",
-		"src/fw":               "fw",
-		"src/fw/a":             "fw-a",
-		"srclink/fw/a":         "fw-a",
-		"elsewhere":            "",
-		"src":                  "",
-		"src/we":               "",
-		"src/web/../elsewhere": "",
-	} {
-		p, _ := ps.Resolve(filepath.Join(root, ws))
-		got := ""
-		if p != nil {
-			got = p.Name
-		}
-		if got != want {
-			t.Errorf("%s: project %q, want %q", ws, got, want)
-		}
-	}
-}
+	"spear/deploy"
+)
 
 func TestTurnOffer(t *testing.T) {
 	cases := []struct {
-		turn    Turn
-		task    string
+		turn    deploy.Turn
+		task    deploy.Task
 		ro      bool
 		earlier bool
 		why     string
 	}{
-		{Turn{Class: ClassImplementation}, TaskImplementation, false, false, ""},
-		{Turn{Class: ClassMixed, Pass: PassImplementation}, TaskMixed, false, false, ""},
-		{Turn{Class: ClassMixed, Pass: PassNormative}, "", false, false, "normative pass"},
-		{Turn{Class: ClassMixed, Pass: PassCompliance}, "", false, false, "compliance pass"},
-		{Turn{Class: ClassGeneral}, TaskGeneral, true, false, ""},
-		{Turn{Class: ClassStandardQuestion}, "", false, false, "bound standard"},
-		{Turn{Class: ClassImplementation, StandardBound: true}, "", false, true, "earlier runtime"},
-		{Turn{Class: ClassMixed, Pass: PassImplementation, StandardBound: true}, "", false, true, "earlier runtime"},
-		{Turn{Class: ClassImplementation, StandardBound: true, ConcernsStandard: true}, TaskImplementation, false, false, ""},
-		{Turn{Class: ClassGeneral, StandardBound: true}, TaskGeneral, true, false, ""},
+		{deploy.Turn{Class: deploy.ClassImplementation}, deploy.TaskImplementation, false, false, ""},
+		{deploy.Turn{Class: deploy.ClassMixed, Pass: deploy.PassImplementation}, deploy.TaskMixed, false, false, ""},
+		{deploy.Turn{Class: deploy.ClassMixed, Pass: deploy.PassNormative}, "", false, false, "normative pass"},
+		{deploy.Turn{Class: deploy.ClassMixed, Pass: deploy.PassCompliance}, "", false, false, "compliance pass"},
+		{deploy.Turn{Class: deploy.ClassGeneral}, deploy.TaskGeneral, true, false, ""},
+		{deploy.Turn{Class: deploy.ClassStandardQuestion}, "", false, false, "bound standard"},
+		{deploy.Turn{Class: deploy.ClassImplementation, StandardBound: true}, "", false, true, "earlier runtime"},
+		{deploy.Turn{Class: deploy.ClassMixed, Pass: deploy.PassImplementation, StandardBound: true}, "", false, true, "earlier runtime"},
+		{deploy.Turn{Class: deploy.ClassImplementation, StandardBound: true, ConcernsStandard: true}, deploy.TaskImplementation, false, false, ""},
+		{deploy.Turn{Class: deploy.ClassGeneral, StandardBound: true}, deploy.TaskGeneral, true, false, ""},
 	}
 	for _, tc := range cases {
 		o := TurnOffer(&tc.turn)
@@ -76,32 +40,32 @@ func TestSelect(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "web"), 0o755)
 	os.MkdirAll(filepath.Join(root, "fw"), 0o755)
-	projects := &Projects{List: []Project{{Name: "web", Root: filepath.Join(root, "web")}, {Name: "fw", Root: filepath.Join(root, "fw"), Family: "firmware"}}}
-	mk := func(id, scope string, tasks []string, read []string, enabled bool) *Provider {
-		sc, err := ParseScope(scope)
+	projects := &deploy.Projects{List: []deploy.Project{{Name: "web", Root: filepath.Join(root, "web")}, {Name: "fw", Root: filepath.Join(root, "fw"), Family: "firmware"}}}
+	mk := func(id, scope string, tasks []deploy.Task, read []string, enabled bool) *deploy.Provider {
+		sc, err := deploy.ParseScope(scope)
 		if scope == "" {
-			sc, err = Scope{}, nil
+			sc, err = deploy.Scope{}, nil
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tasks == nil {
-			tasks = []string{TaskImplementation, TaskMixed}
+			tasks = []deploy.Task{deploy.TaskImplementation, deploy.TaskMixed}
 		}
-		return &Provider{ID: id, Scope: sc, Tasks: tasks, Read: read, Enabled: enabled}
+		return &deploy.Provider{ID: id, Scope: sc, Tasks: tasks, Read: read, Enabled: enabled}
 	}
-	reg := &Registry{Providers: []*Provider{
+	reg := &deploy.Registry{Providers: []*deploy.Provider{
 		mk("global", "global", nil, nil, true),
 		mk("web", "corpus web", nil, nil, true),
 		mk("firm", "family firmware", nil, nil, true),
 		mk("path", "path "+filepath.Join(root, "fw"), nil, nil, true),
 		mk("none", "", nil, nil, true),
 		mk("off", "global", nil, nil, false),
-		mk("gen", "global", []string{TaskGeneral}, []string{"r"}, true),
-		mk("genw", "global", []string{TaskGeneral}, nil, true),
+		mk("gen", "global", []deploy.Task{deploy.TaskGeneral}, []string{"r"}, true),
+		mk("genw", "global", []deploy.Task{deploy.TaskGeneral}, nil, true),
 	}}
-	admitted := func(ws, class string) string {
-		sel := Select(reg, projects, &Turn{Workspace: filepath.Join(root, ws), Class: class})
+	admitted := func(ws string, class deploy.TurnClass) string {
+		sel := Select(reg, projects, &deploy.Turn{Workspace: filepath.Join(root, ws), Class: class})
 		var ids []string
 		for _, p := range sel.Admitted() {
 			ids = append(ids, p.ID)
@@ -111,82 +75,19 @@ func TestSelect(t *testing.T) {
 		}
 		return strings.Join(ids, ",")
 	}
-	for _, tc := range []struct{ ws, class, want string }{
-		{"web", ClassImplementation, "global,web"},
-		{"fw", ClassImplementation, "global,firm,path"},
-		{"web", ClassGeneral, "gen"},
-		{"elsewhere", ClassImplementation, ""},
-		{"web", ClassStandardQuestion, ""},
+	for _, tc := range []struct {
+		ws    string
+		class deploy.TurnClass
+		want  string
+	}{
+		{"web", deploy.ClassImplementation, "global,web"},
+		{"fw", deploy.ClassImplementation, "global,firm,path"},
+		{"web", deploy.ClassGeneral, "gen"},
+		{"elsewhere", deploy.ClassImplementation, ""},
+		{"web", deploy.ClassStandardQuestion, ""},
 	} {
 		if got := admitted(tc.ws, tc.class); got != tc.want {
 			t.Errorf("%s %s: admitted %q, want %q", tc.ws, tc.class, got, tc.want)
 		}
 	}
-}
-
-func TestLoadTurn(t *testing.T) {
-	good := `{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed", "pass": "implementation", "standard_bound": true, "concerns_standard": true, "permission_mode": "auto"}`
-	turn, err := LoadTurn(writeFile(t, "turn.json", good))
-	if err != nil || turn.Pass != PassImplementation || turn.PermissionMode != ModeAuto {
-		t.Fatalf("%+v %v", turn, err)
-	}
-	turn, err = LoadTurn(writeFile(t, "turn.json", `{"session": "s", "turn": "t", "workspace": "/w", "class": "general"}`))
-	if err != nil || turn.PermissionMode != ModeAsk {
-		t.Fatalf("default mode: %+v %v", turn, err)
-	}
-	for content, want := range map[string]string{
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "x": 1}`:                 `field "x": unknown field`,
-		`{"session": "s", "turn": "t", "workspace": "/w"}`:                                             `field "class": missing`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "review"}`:                          `"review" is not a class`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed"}`:                           `field "pass": missing`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed", "pass": "x"}`:              `"x" is not a pass`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "pass": "normative"}`:    `for mixed turns only`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "permission_mode": "x"}`: `"x" is not a permission mode`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": 1}`:                                 `field "class": must be a string, found a number`,
-		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "standard_bound": 1}`:    `must be true or false`,
-		`{"turn": "t", "workspace": "/w", "class": "general"}`:                                         `field "session": missing`,
-		`{"session": "a/b", "turn": "t", "workspace": "/w", "class": "general"}`:                       `"a/b" is not a valid id`,
-		`{"session": "s", "turn": "..", "workspace": "/w", "class": "general"}`:                        `".." is not a valid id`,
-		`{"session": "s", "turn": "t", "class": "general"}`:                                            `field "workspace": missing`,
-		`{"session": "s", "session": "s2", "turn": "t", "workspace": "/w", "class": "general"}`:        `appears twice`,
-	} {
-		_, err := LoadTurn(writeFile(t, "turn.json", content))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err %v, want %q", content, err, want)
-		}
-	}
-	if _, err := LoadTurn(""); err == nil || !strings.Contains(err.Error(), "SPEAR_TURN_FILE is not set") {
-		t.Errorf("no turn file: %v", err)
-	}
-}
-
-func TestPaths(t *testing.T) {
-	env := map[string]string{"HOME": "/home/u"}
-	p := PathsFrom(func(k string) string { return env[k] })
-	if p.ProjectsFile != "/home/u/.config/spear/projects.json" || p.CapabilitiesFile != "/home/u/.config/spear/capabilities.json" || p.AuditFile != "/home/u/.local/state/spear/audit.jsonl" {
-		t.Errorf("defaults %+v", p)
-	}
-	env = map[string]string{"HOME": "/h", "XDG_CONFIG_HOME": "/x", "XDG_STATE_HOME": "/s", "SPEAR_PROJECTS_FILE": "/p/projects.json", "SPEAR_MAX_OUTPUT": "100"}
-	p = PathsFrom(func(k string) string { return env[k] })
-	if p.ConfigDir != "/x/spear" || p.CapabilitiesFile != "/p/capabilities.json" || p.StateDir != "/s/spear" || p.MaxOutput != 100 {
-		t.Errorf("overrides %+v", p)
-	}
-}
-
-func FuzzParseProjects(f *testing.F) {
-	f.Add([]byte(`{"projects": [{"name": "a", "root": "/a", "family": "f"}, {"name": "a", "root": "/b"}]}`))
-	f.Add([]byte(`{"projects": [{"name": "", "root": "rel"}, 3]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ps, err := ParseProjects("projects.json", data)
-		if err != nil {
-			return
-		}
-		names := map[string]bool{}
-		for _, p := range ps.List {
-			if p.Name == "" || !filepath.IsAbs(p.Root) || names[p.Name] {
-				t.Fatalf("invalid project loaded: %+v", p)
-			}
-			names[p.Name] = true
-		}
-	})
 }

@@ -10,17 +10,21 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"spear/deploy"
+	"spear/outcome"
+	"spear/present"
 )
 
 // TurnState is what a turn keeps between its commands, under
 // SPEAR_STATE_DIR/sessions/<session>/turns/<turn>/.
 type TurnState struct {
-	Version   int       `json:"version"`
-	Built     time.Time `json:"built"`
-	Offered   bool      `json:"offered"`
-	Why       string    `json:"why,omitempty"` // why nothing is offered
-	Family    *Family   `json:"family,omitempty"`
-	Described []string  `json:"described"`
+	Version   int             `json:"version"`
+	Built     time.Time       `json:"built"`
+	Offered   bool            `json:"offered"`
+	Why       string          `json:"why,omitempty"` // why nothing is offered
+	Family    *present.Family `json:"family,omitempty"`
+	Described []string        `json:"described"`
 }
 
 // IsDescribed reports whether the turn has described the capability.
@@ -41,7 +45,7 @@ type store struct {
 	session string // the session's directory
 }
 
-func newStore(stateDir string, t *Turn) *store {
+func newStore(stateDir string, t *deploy.Turn) *store {
 	session := filepath.Join(stateDir, "sessions", t.Session)
 	return &store{dir: filepath.Join(session, "turns", t.Turn), session: session}
 }
@@ -113,11 +117,11 @@ func writeAtomic(path string, v any) error {
 // sayOnce returns the providers of us that the session has not yet been
 // told are unavailable, and remembers them as told. It runs under the
 // turn's lock; the session's own lock orders turns of one session.
-func (s *store) sayOnce(us []Unavailable) ([]Unavailable, error) {
+func (s *store) sayOnce(us []outcome.Unavailable) ([]outcome.Unavailable, error) {
 	if len(us) == 0 {
 		return nil, nil
 	}
-	var fresh []Unavailable
+	var fresh []outcome.Unavailable
 	err := lockFile(filepath.Join(s.session, "lock"), func() error {
 		path := filepath.Join(s.session, "told.json")
 		told := map[string]bool{}
@@ -152,4 +156,12 @@ func lockFile(path string, fn func() error) error {
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return fn()
+}
+
+// ContextText is the block the harness puts into the turn's context.
+func (s *TurnState) ContextText() string {
+	if !s.Offered {
+		return present.NothingOffered(s.Why)
+	}
+	return present.ContextText(s.Family, s.Why)
 }

@@ -7,20 +7,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
-	"spear/gateway"
-	"spear/internal/procs"
+	"spear/outcome"
+	"spear/present"
 	"spear/shellparse"
+	"spear/turnshell"
 )
-
-// Marker is the environment variable every child of spear-term carries.
-// Where it is set, neither binary acts as a gateway.
-const Marker = "SPEAR_TURN_SHELL"
-
-// TermName is the command name of spear-term, looked for among ancestors.
-const TermName = "spear-term"
 
 // Answerer answers recognised invocations; the gateway is one.
 type Answerer interface {
@@ -32,32 +24,13 @@ type Answerer interface {
 	RecordRefusal(ctx context.Context, args []string, reason string) error
 }
 
-// InsideTurnShell reports whether this process runs inside a turn's shell:
-// the marker is in env, or an ancestor process is spear-term.
-func InsideTurnShell(getenv func(string) string) bool {
-	if getenv(Marker) != "" {
-		return true
-	}
-	for _, name := range procs.Ancestors(os.Getpid()) {
-		if name == TermName {
-			return true
-		}
-	}
-	return false
-}
-
-// NestedMessage is what a spear-capability reached through the shell says.
-const NestedMessage = shellparse.Name + " was run by the turn's shell (through a pipe, a script, eval, xargs, bash -c, a variable or the like), so it does nothing.\n" +
-	"It is answered only when it stands alone at a command position of a submission, on one line:\n" +
-	"  " + shellparse.GenericHint + "\n"
-
 // Refuse writes a refusal of a submission, with the command written the
 // right way, and returns the refused exit status.
 func Refuse(stderr io.Writer, reason, hint string) int {
 	if hint != "" {
 		hint = "write it alone on one line: " + hint
 	}
-	return gateway.WriteRefusal(stderr, reason, hint)
+	return present.WriteRefusal(stderr, reason, hint)
 }
 
 // Interceptor answers the submissions that are not ordinary.
@@ -83,8 +56,8 @@ func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout
 		}
 		return Refuse(stderr, v.Refusal.Error(), v.Refusal.Hint)
 	case ic.Nested != nil && ic.Nested():
-		fmt.Fprint(stderr, NestedMessage)
-		return gateway.ExitRefused
+		fmt.Fprint(stderr, turnshell.NestedMessage)
+		return outcome.ExitRefused
 	case ic.Gateway == nil:
 		return Refuse(stderr, "no capability gateway is configured for this terminal", "")
 	default:
@@ -98,15 +71,4 @@ func realShell(getenv func(string) string) string {
 		return s
 	}
 	return "/bin/bash"
-}
-
-// childEnv is env with the marker set.
-func childEnv(env []string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, Marker+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, Marker+"=1")
 }

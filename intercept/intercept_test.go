@@ -133,10 +133,3 @@ func TestRespond(t *testing.T) {
 		t.Errorf("no gateway: %d %q", st, errb.String())
 	}
 }
-
-func TestChildEnv(t *testing.T) {
-	env := childEnv([]string{"A=1", Marker + "=old"})
-	if strings.Join(env, " ") != "A=1 "+Marker+"=1" {
-		t.Errorf("childEnv = %v", env)
-	}
-}

@@ -20,11 +20,12 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"spear/shellparse"
+	"spear/turnshell"
 )
 
-// Term is spear-term: a bash-compatible shell that answers spear-capability
+// Shim is spear-term: a bash-compatible shell that answers spear-capability
 // itself. Its zero value is not usable; set every field.
-type Term struct {
+type Shim struct {
 	Argv0  string   // how spear-term was invoked (os.Args[0])
 	Args   []string // its arguments (os.Args[1:])
 	Env    []string // its environment
@@ -40,7 +41,7 @@ type Term struct {
 
 // Run runs spear-term and returns its exit status. An ordinary -c
 // submission does not return: the real shell replaces the process.
-func (t *Term) Run(ctx context.Context) int {
+func (t *Shim) Run(ctx context.Context) int {
 	sa := ParseShellArgs(t.Args)
 	switch {
 	case sa.HasCommand:
@@ -60,13 +61,13 @@ func (t *Term) Run(ctx context.Context) int {
 
 // passThrough replaces spear-term with the real shell, given the very same
 // arguments: same pid, stdin, signals and exit status as running it directly.
-func (t *Term) passThrough() int {
+func (t *Shim) passThrough() int {
 	shell := realShell(t.Getenv)
 	argv0 := shell
 	if strings.HasPrefix(filepath.Base(t.Argv0), "-") {
 		argv0 = "-" + filepath.Base(shell) // a login shell, as bash sees it
 	}
-	err := t.Exec(shell, append([]string{argv0}, t.Args...), childEnv(t.Env))
+	err := t.Exec(shell, append([]string{argv0}, t.Args...), turnshell.ChildEnv(t.Env))
 	fmt.Fprintf(t.Stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
 	return 127
 }
@@ -87,7 +88,7 @@ type shell struct {
 	status *bufio.Reader // it reports each status here
 }
 
-func (t *Term) startShell(sa ShellArgs) (*shell, error) {
+func (t *Shim) startShell(sa ShellArgs) (*shell, error) {
 	scriptR, scriptW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (t *Term) startShell(sa ShellArgs) (*shell, error) {
 	cmd := exec.Command(realShell(t.Getenv), args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, t.Stdout, t.Stderr
 	cmd.ExtraFiles = []*os.File{scriptR, statusW}
-	cmd.Env = childEnv(t.Env)
+	cmd.Env = turnshell.ChildEnv(t.Env)
 	if err := cmd.Start(); err != nil {
 		closeFiles(scriptW, statusR)
 		return nil, err
@@ -182,7 +183,7 @@ func (sh *shell) wait() int {
 // stream reads submissions from stdin one complete command at a time,
 // answers invocations, runs everything else in one persistent shell, and
 // reports each submission's exit status.
-func (t *Term) stream(ctx context.Context, sa ShellArgs) int {
+func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
 	sh, err := t.startShell(sa)
 	if err != nil {
 		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realShell(t.Getenv), err)
@@ -234,7 +235,7 @@ func (t *Term) stream(ctx context.Context, sa ShellArgs) int {
 // statusReporter writes each submission's exit status: as a bare number on
 // a line to the descriptor SPEAR_STATUS_FD names, else as
 // "spear-term: status N" on stderr.
-func (t *Term) statusReporter() func(int) {
+func (t *Shim) statusReporter() func(int) {
 	if fd, err := strconv.Atoi(t.Getenv("SPEAR_STATUS_FD")); err == nil && fd > 2 {
 		f := os.NewFile(uintptr(fd), "status")
 		return func(n int) { fmt.Fprintf(f, "%d\n", n) }

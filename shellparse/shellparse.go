@@ -12,11 +12,13 @@ import (
 	"slices"
 	"strings"
 
+	"spear/outcome"
+
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // Name is the command that is answered instead of run.
-const Name = "spear-capability"
+const Name = outcome.Command
 
 // Kind says what to do with a submission.
 type Kind int
@@ -50,25 +52,11 @@ type Verdict struct {
 	// removed and nothing expanded.
 	Args []string
 	// Refusal says why a Refused submission is refused.
-	Refusal *Refusal
-}
-
-// Refusal says what is wrong with a submission and how to write it instead.
-type Refusal struct {
-	Line, Col int    // where the problem is; zero when it is the whole text
-	Reason    string // what is wrong, lower case, no final period
-	Hint      string // the command written the right way
-}
-
-func (r *Refusal) Error() string {
-	if r.Line > 0 {
-		return fmt.Sprintf("%s (line %d, column %d)", r.Reason, r.Line, r.Col)
-	}
-	return r.Reason
+	Refusal *outcome.Refusal
 }
 
 // GenericHint shows the forms that are answered.
-const GenericHint = Name + " invoke <provider>/<tool> '<arguments as one JSON object>'"
+const GenericHint = outcome.InvokeForm
 
 // Mentions reports whether src, with every quote character, backslash and
 // NUL byte taken out, contains Name. (Bash drops NUL bytes from what it
@@ -104,7 +92,7 @@ func refuse(line, col uint, reason, hint string) Verdict {
 	if hint == "" {
 		hint = GenericHint
 	}
-	return Verdict{Kind: Refused, Refusal: &Refusal{Line: int(line), Col: int(col), Reason: reason, Hint: hint}}
+	return Verdict{Kind: Refused, Refusal: &outcome.Refusal{Line: int(line), Col: int(col), Why: reason, Hint: hint}}
 }
 
 func classify(src string, depth int) Verdict {

@@ -321,7 +321,7 @@ func FuzzClassify(f *testing.F) {
 		if !Mentions(src) && v.Kind != Ordinary {
 			t.Fatalf("%q does not mention the name but is %s", src, v.Kind)
 		}
-		if v.Kind == Refused && (v.Refusal == nil || v.Refusal.Reason == "" || v.Refusal.Hint == "") {
+		if v.Kind == Refused && (v.Refusal == nil || v.Refusal.Why == "" || v.Refusal.Hint == "") {
 			t.Fatalf("%q refused without a reason and a hint", src)
 		}
 		if v.Kind == Invocation {

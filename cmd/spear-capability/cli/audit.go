@@ -31,7 +31,7 @@ func newAudit(e *env) *cobra.Command {
 time, session/turn, event, then the event's fields. --json prints the
 matching lines as they are stored. --since takes a duration (30m, 2h) or an
 RFC 3339 time. --follow keeps printing events as they are appended.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAudit(cmd, e, o) },
 	}
 	f := cmd.Flags()
@@ -52,7 +52,7 @@ func runAudit(cmd *cobra.Command, e *env, o auditOptions) error {
 		}
 		o.Since = t
 	}
-	path := e.gw.Paths.AuditFile
+	path := e.gw.Settings.AuditFile
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && !o.follow {
 		fmt.Fprintf(e.stderr, "spear-capability: no audit trail at %s yet\n", path)

@@ -17,7 +17,7 @@ func newCheck(e *env) *cobra.Command {
 provider in parallel and lists its tools. It prints one line per provider (ok
 with its tool count, or what failed, in full) and one per problem, and exits 1
 when there is any problem.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, e, o) },
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")

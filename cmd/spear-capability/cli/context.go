@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/cobra"
+	"spear/deploy"
+	"spear/outcome"
+	"spear/present"
 
-	"spear/gateway"
+	"github.com/spf13/cobra"
 )
 
 func newContext(e *env) *cobra.Command {
@@ -18,29 +20,25 @@ turn has none yet (starting the admitted providers), and prints what the turn
 is offered: whole, as an index, the unavailable providers by name, or why
 nothing is offered. It exits 2 when the turn file is invalid, after printing
 why for the turn.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ts, err := e.gw.Open(cmd.Context())
 			if err != nil {
-				var te *gateway.TurnError
-				var re *gateway.RefusalError
+				var te *deploy.TurnError
+				var re *outcome.Refusal
 				switch {
 				case errors.As(err, &te):
-					msg := te.Msg
-					if te.Field != "" {
-						msg = fmt.Sprintf("field %q %s", te.Field, te.Msg)
-					}
-					fmt.Fprintf(e.stdout, "No external capabilities are offered to this turn: the turn file is invalid: %s.\n", msg)
+					fmt.Fprint(e.stdout, present.NothingOffered("the turn file is invalid: "+te.Problem()))
 				case errors.As(err, &re):
-					fmt.Fprintf(e.stdout, "No external capabilities are offered to this turn: %s.\n", re.Why)
+					fmt.Fprint(e.stdout, present.NothingOffered(re.Why))
 					if re.Detail != "" {
-						return &exitError{code: gateway.ExitRefused, msg: re.Detail}
+						return &exitError{code: outcome.ExitRefused, msg: re.Detail}
 					}
 				}
-				return &exitError{code: gateway.ExitRefused, msg: err.Error()}
+				return &exitError{code: outcome.ExitRefused, msg: err.Error()}
 			}
 			defer ts.Close()
-			fmt.Fprint(e.stdout, gateway.ContextText(ts.State))
+			fmt.Fprint(e.stdout, ts.State.ContextText())
 			return nil
 		},
 	}

@@ -3,7 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"spear/gateway"
+	"spear/outcome"
+	"spear/present"
 )
 
 func newInvoke(e *env) *cobra.Command {
@@ -12,8 +13,8 @@ func newInvoke(e *env) *cobra.Command {
 		Short:              "Refuses: invocations are answered inside a turn, by spear-term",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gateway.WriteRefusal(e.stderr, "this binary never invokes a tool; inside a turn, spear-term answers \"spear-capability invoke\" itself, with the turn's checks and audit", "")
-			return &exitError{code: gateway.ExitRefused}
+			present.WriteRefusal(e.stderr, "this binary never invokes a tool; inside a turn, spear-term answers \"spear-capability invoke\" itself, with the turn's checks and audit", "")
+			return &exitError{code: outcome.ExitRefused}
 		},
 	}
 }

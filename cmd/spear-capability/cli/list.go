@@ -7,7 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"spear/deploy"
 	"spear/gateway"
+	"spear/outcome"
+	"spear/present"
 )
 
 type listOptions struct {
@@ -26,7 +29,7 @@ WRITE otherwise, whatever the server says.
 
 With --workspace and --class it shows what such a turn would be offered, and
 why each other provider is not admitted.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error { return runList(cmd, e, o) },
 	}
 	cmd.Flags().StringVar(&o.workspace, "workspace", "", "preview a turn in this workspace directory")
@@ -37,14 +40,14 @@ why each other provider is not admitted.`,
 }
 
 func runList(cmd *cobra.Command, e *env, o listOptions) error {
-	var preview *gateway.Turn
+	var preview *deploy.Turn
 	if o.workspace != "" || o.class != "" || o.pass != "" {
 		if o.workspace == "" || o.class == "" {
-			return &exitError{code: gateway.ExitRefused, msg: "a preview needs both --workspace DIR and --class CLASS"}
+			return &exitError{code: outcome.ExitRefused, msg: "a preview needs both --workspace DIR and --class CLASS"}
 		}
-		t, err := gateway.PreviewTurn(o.workspace, o.class, o.pass)
+		t, err := deploy.PreviewTurn(o.workspace, deploy.TurnClass(o.class), deploy.Pass(o.pass))
 		if err != nil {
-			return &exitError{code: gateway.ExitRefused, msg: err.Error()}
+			return &exitError{code: outcome.ExitRefused, msg: err.Error()}
 		}
 		preview = t
 	}
@@ -89,7 +92,7 @@ func runList(cmd *cobra.Command, e *env, o listOptions) error {
 
 func writeProviders(w io.Writer, r *gateway.Report) {
 	for _, p := range r.Providers {
-		fmt.Fprintf(w, "%s  (scope %s; tasks %s; write %s)\n", p.ID, p.Scope, strings.Join(p.Tasks, ", "), p.Write)
+		fmt.Fprintf(w, "%s  (scope %s; tasks %s; write %s)\n", p.ID, p.Scope, joinTasks(p.Tasks), p.Write)
 		switch p.Status {
 		case "disabled":
 			fmt.Fprintln(w, "  disabled (enabled: false); not started")
@@ -103,7 +106,7 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 				width = max(width, len(c.Name))
 			}
 			for _, c := range p.Capabilities {
-				fmt.Fprintf(w, "  %-*s  %-5s  %s\n", width, c.Name, c.Class, gateway.OneLine(c.Description, gateway.IndexDescriptionMax))
+				fmt.Fprintf(w, "  %-*s  %-5s  %s\n", width, c.Name, c.Class, present.OneLine(c.Description, present.IndexDescriptionMax))
 			}
 			if len(p.Capabilities) == 0 {
 				fmt.Fprintln(w, "  (no tools)")
@@ -113,5 +116,13 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 }
 
 func problemText(p gateway.ProblemReport) string {
-	return gateway.Problem{File: p.File, Entry: p.Entry, Key: p.Key, Msg: p.Message}.Error()
+	return deploy.Problem{File: p.File, Entry: p.Entry, Key: p.Key, Msg: p.Message}.Error()
+}
+
+func joinTasks(ts []deploy.Task) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
 }

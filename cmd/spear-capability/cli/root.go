@@ -13,8 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"spear/deploy"
 	"spear/gateway"
-	"spear/intercept"
+	"spear/outcome"
+	"spear/present"
+	"spear/turnshell"
 )
 
 // exitError carries an exit status out of a command.
@@ -42,9 +45,9 @@ func Main() int {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	// Reached through the turn's shell (a pipe, eval, xargs, bash -c, a
 	// variable…), the binary does nothing but say how to write it.
-	if intercept.InsideTurnShell(getenv) {
-		fmt.Fprint(stderr, intercept.NestedMessage)
-		return gateway.ExitRefused
+	if turnshell.Inside(getenv) {
+		fmt.Fprint(stderr, turnshell.NestedMessage)
+		return outcome.ExitRefused
 	}
 	e := &env{getenv: getenv, stdout: stdout, stderr: stderr, gw: gateway.New(getenv)}
 	root := newRoot(e)
@@ -63,11 +66,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return ee.code
 	}
 	fmt.Fprintf(stderr, "spear-capability: error: %v\n", err)
-	if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
+	var ue *usageError
+	if errors.As(err, &ue) {
 		fmt.Fprintln(stderr, "spear-capability: hint: run spear-capability --help")
-		return gateway.ExitRefused
+		return outcome.ExitRefused
 	}
 	return 1
+}
+
+// usageError is a command line that names an unknown command, a bad flag
+// or the wrong number of arguments: exit status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageArgs makes an argument check's failure a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{err}
+		}
+		return nil
+	}
 }
 
 func newRoot(e *env) *cobra.Command {
@@ -87,7 +108,16 @@ capabilities.json; SPEAR_PROJECTS_FILE, SPEAR_CAPABILITIES_FILE,
 SPEAR_TURN_FILE, SPEAR_STATE_DIR and SPEAR_AUDIT_FILE override them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Without a subcommand: help; with an unknown one, a usage error.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newVersion(e))
 	return root
 }
@@ -106,7 +136,7 @@ func completeCapabilities(e *env) func(*cobra.Command, []string, string) ([]stri
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		reg, err := gateway.LoadRegistry(e.gw.Paths.CapabilitiesFile)
+		reg, err := deploy.LoadRegistry(e.gw.Settings.CapabilitiesFile)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -124,7 +154,7 @@ func completeCapabilities(e *env) func(*cobra.Command, []string, string) ([]stri
 			var out []string
 			for _, t := range tools {
 				if name := p.ID + "/" + t.Name; strings.HasPrefix(name, toComplete) {
-					out = append(out, name+"\t"+gateway.ClassOf(p, t.Name)+" "+gateway.OneLine(t.Description, 60))
+					out = append(out, name+"\t"+p.ClassOf(t.Name).String()+" "+present.OneLine(t.Description, 60))
 				}
 			}
 			return out, cobra.ShellCompDirectiveNoFileComp

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"spear/gateway"
+	"spear/internal/version"
 	"spear/mcp"
 )
 
@@ -15,7 +15,7 @@ func newVersion(e *env) *cobra.Command {
 		Short: "Print the version and the MCP protocol version spoken",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, args []string) {
-			fmt.Fprintf(e.stdout, "spear-capability %s (MCP %s, stdio)\n", gateway.Version, mcp.ProtocolVersion)
+			fmt.Fprintf(e.stdout, "spear-capability %s (MCP %s, stdio)\n", version.String(), mcp.ProtocolVersion)
 		},
 	}
 }

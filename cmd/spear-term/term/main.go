@@ -9,14 +9,15 @@ import (
 
 	"spear/gateway"
 	"spear/intercept"
+	"spear/turnshell"
 )
 
 // Main runs spear-term with the process's arguments, environment and
 // standard files and returns its exit status.
 func Main() int {
-	nested := func() bool { return intercept.InsideTurnShell(os.Getenv) }
+	nested := func() bool { return turnshell.Inside(os.Getenv) }
 	ic := &intercept.Interceptor{Gateway: gateway.New(os.Getenv), Nested: nested}
-	t := &intercept.Term{
+	t := &intercept.Shim{
 		Argv0: os.Args[0], Args: os.Args[1:], Env: os.Environ(), Getenv: os.Getenv,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Interceptor: ic, Exec: syscall.Exec,

@@ -1,44 +1,28 @@
-package gateway
+package deploy
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-)
 
-// Turn classes and passes.
-const (
-	ClassImplementation   = "implementation"
-	ClassMixed            = "mixed"
-	ClassGeneral          = "general"
-	ClassStandardQuestion = "standard-question"
-
-	PassNormative      = "normative"
-	PassImplementation = "implementation"
-	PassCompliance     = "compliance"
-)
-
-// Permission modes.
-const (
-	ModeAsk      = "ask"
-	ModeAuto     = "auto"
-	ModeReadOnly = "read-only"
+	"spear/internal/strictjson"
 )
 
 // Turn is the turn file the harness writes.
 type Turn struct {
-	Session          string `json:"session"`
-	Turn             string `json:"turn"`
-	Workspace        string `json:"workspace"`
-	Class            string `json:"class"`
-	Pass             string `json:"pass"`
-	StandardBound    bool   `json:"standard_bound"`
-	ConcernsStandard bool   `json:"concerns_standard"`
-	PermissionMode   string `json:"permission_mode"`
+	Session          string         `json:"session"`
+	Turn             string         `json:"turn"`
+	Workspace        string         `json:"workspace"`
+	Class            TurnClass      `json:"class"`
+	Pass             Pass           `json:"pass"`
+	StandardBound    bool           `json:"standard_bound"`
+	ConcernsStandard bool           `json:"concerns_standard"`
+	PermissionMode   PermissionMode `json:"permission_mode"`
 }
 
 // TurnError reports a turn file that offers nothing, naming the field.
+// Path is empty for a turn an operator previews by hand.
 type TurnError struct {
 	Path  string
 	Field string
@@ -46,10 +30,23 @@ type TurnError struct {
 }
 
 func (e *TurnError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("turn file %s: %s", e.Path, e.Msg)
+	where := "previewed turn"
+	if e.Path != "" {
+		where = "turn file " + e.Path
 	}
-	return fmt.Sprintf("turn file %s: field %q: %s", e.Path, e.Field, e.Msg)
+	if e.Field == "" {
+		return where + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s: field %q: %s", where, e.Field, e.Msg)
+}
+
+// Problem is what is wrong, without the file's path: the harness's path is
+// its own, and the turn is told only this.
+func (e *TurnError) Problem() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("field %q %s", e.Field, e.Msg)
 }
 
 var turnFields = []string{"session", "turn", "workspace", "class", "pass", "standard_bound", "concerns_standard", "permission_mode"}
@@ -111,7 +108,7 @@ func ParseTurn(path string, data []byte) (*Turn, error) {
 			if k == "standard_bound" || k == "concerns_standard" {
 				want = "true or false"
 			}
-			return nil, bad(k, "must be %s, found %s", want, typeName(v))
+			return nil, bad(k, "must be %s, found %s", want, strictjson.TypeName(v))
 		}
 	}
 	if err := t.validate(path); err != nil {
@@ -166,7 +163,7 @@ func (t *Turn) validate(path string) error {
 
 // PreviewTurn is a turn that an operator describes by hand, to see what it
 // would be offered; it is checked like a turn file.
-func PreviewTurn(workspace, class, pass string) (*Turn, error) {
+func PreviewTurn(workspace string, class TurnClass, pass Pass) (*Turn, error) {
 	t := &Turn{Session: "preview", Turn: "preview", Workspace: workspace, Class: class, Pass: pass, PermissionMode: ModeAsk}
 	if err := t.validate(""); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package gateway
+package deploy
 
 import (
 	"encoding/json"
@@ -9,20 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-)
 
-// Write policies of a provider.
-const (
-	WriteRefuse  = "refuse"
-	WriteConfirm = "confirm"
-	WriteAllow   = "allow"
-)
-
-// Task classes a provider may serve.
-const (
-	TaskImplementation = "implementation"
-	TaskMixed          = "mixed"
-	TaskGeneral        = "general"
+	"spear/internal/strictjson"
 )
 
 // DefaultTimeout is a provider's timeout when its entry names none, and
@@ -37,16 +25,16 @@ type Provider struct {
 	ID      string
 	Command []string
 	Scope   Scope
-	Tasks   []string
+	Tasks   []Task
 	Env     map[string]string
 	Read    []string
-	Write   string
+	Write   WritePolicy
 	Enabled bool
 	Timeout time.Duration
 }
 
 // Serves reports whether the provider's tasks include class.
-func (p *Provider) Serves(class string) bool {
+func (p *Provider) Serves(class Task) bool {
 	for _, t := range p.Tasks {
 		if t == class {
 			return true
@@ -63,6 +51,15 @@ func (p *Provider) Reads(tool string) bool {
 		}
 	}
 	return false
+}
+
+// ClassOf returns the class the registry gives a tool of p: READ when its
+// read key names the tool, else WRITE.
+func (p *Provider) ClassOf(tool string) Access {
+	if p.Reads(tool) {
+		return Read
+	}
+	return Write
 }
 
 // EnvNames returns the names of the provider's extra variables, sorted;
@@ -155,12 +152,12 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, bad("", "an entry must be an object, found %s", typeName(raw))
+		return nil, bad("", "an entry must be an object, found %s", strictjson.TypeName(raw))
 	}
-	p := &Provider{Tasks: []string{TaskImplementation, TaskMixed}, Write: WriteRefuse, Enabled: true, Timeout: DefaultTimeout}
+	p := &Provider{Tasks: []Task{TaskImplementation, TaskMixed}, Write: WriteRefuse, Enabled: true, Timeout: DefaultTimeout}
 	if v, ok := m["id"]; ok {
 		if err := json.Unmarshal(v, &p.ID); err != nil {
-			return nil, bad("id", "must be a string, found %s", typeName(v))
+			return nil, bad("id", "must be a string, found %s", strictjson.TypeName(v))
 		}
 		if !validID(p.ID) {
 			return nil, bad("id", "%q is not a valid id: use 1 to 64 lower-case letters, digits, '-' or '_', starting with a letter", p.ID)
@@ -180,7 +177,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 		case "id":
 		case "command":
 			if err := json.Unmarshal(v, &p.Command); err != nil || p.Command == nil {
-				return nil, bad(k, "must be a list of strings (the server and its arguments), found %s", typeName(v))
+				return nil, bad(k, "must be a list of strings (the server and its arguments), found %s", strictjson.TypeName(v))
 			}
 			if len(p.Command) == 0 || p.Command[0] == "" {
 				return nil, bad(k, "must name the server to start, as in [\"/opt/x/bin/server\", \"--flag\"]")
@@ -188,7 +185,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 		case "scope":
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				return nil, bad(k, "must be a string such as \"global\", \"corpus a, b\", \"family x\" or \"path /dir\", found %s", typeName(v))
+				return nil, bad(k, "must be a string such as \"global\", \"corpus a, b\", \"family x\" or \"path /dir\", found %s", strictjson.TypeName(v))
 			}
 			sc, err := ParseScope(s)
 			if err != nil {
@@ -196,11 +193,11 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 			}
 			p.Scope = sc
 		case "tasks":
-			var tasks []string
+			var tasks []Task
 			if err := json.Unmarshal(v, &tasks); err != nil || tasks == nil {
-				return nil, bad(k, "must be a list drawn from implementation, mixed, general, found %s", typeName(v))
+				return nil, bad(k, "must be a list drawn from implementation, mixed, general, found %s", strictjson.TypeName(v))
 			}
-			seen := map[string]bool{}
+			seen := map[Task]bool{}
 			for _, t := range tasks {
 				if t != TaskImplementation && t != TaskMixed && t != TaskGeneral {
 					return nil, bad(k, "%q is not a task class; allowed: implementation, mixed, general", t)
@@ -214,7 +211,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 		case "env":
 			var env map[string]json.RawMessage
 			if err := json.Unmarshal(v, &env); err != nil || env == nil {
-				return nil, bad(k, "must be an object of variable names to string values, found %s", typeName(v))
+				return nil, bad(k, "must be an object of variable names to string values, found %s", strictjson.TypeName(v))
 			}
 			p.Env = map[string]string{}
 			for name, val := range env {
@@ -223,13 +220,13 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 				}
 				var s string
 				if err := json.Unmarshal(val, &s); err != nil {
-					return nil, bad(k, "the value of %s must be a string, found %s", name, typeName(val))
+					return nil, bad(k, "the value of %s must be a string, found %s", name, strictjson.TypeName(val))
 				}
 				p.Env[name] = s
 			}
 		case "read":
 			if err := json.Unmarshal(v, &p.Read); err != nil || p.Read == nil {
-				return nil, bad(k, "must be a list of tool names, found %s", typeName(v))
+				return nil, bad(k, "must be a list of tool names, found %s", strictjson.TypeName(v))
 			}
 			seen := map[string]bool{}
 			for _, t := range p.Read {
@@ -240,19 +237,19 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 			}
 		case "write":
 			if err := json.Unmarshal(v, &p.Write); err != nil {
-				return nil, bad(k, "must be a string: refuse, confirm or allow; found %s", typeName(v))
+				return nil, bad(k, "must be a string: refuse, confirm or allow; found %s", strictjson.TypeName(v))
 			}
 			if p.Write != WriteRefuse && p.Write != WriteConfirm && p.Write != WriteAllow {
 				return nil, bad(k, "%q is not a write policy; allowed: refuse, confirm, allow", p.Write)
 			}
 		case "enabled":
 			if err := json.Unmarshal(v, &p.Enabled); err != nil {
-				return nil, bad(k, "must be true or false, found %s", typeName(v))
+				return nil, bad(k, "must be true or false, found %s", strictjson.TypeName(v))
 			}
 		case "timeout":
 			var secs float64
 			if err := json.Unmarshal(v, &secs); err != nil {
-				return nil, bad(k, "must be a number of seconds, found %s", typeName(v))
+				return nil, bad(k, "must be a number of seconds, found %s", strictjson.TypeName(v))
 			}
 			if secs <= 0 || math.IsNaN(secs) || secs > MaxTimeout.Seconds() {
 				return nil, bad(k, "%v is out of range; give seconds above 0 and at most %d", secs, int(MaxTimeout.Seconds()))

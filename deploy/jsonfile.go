@@ -1,12 +1,13 @@
-package gateway
+package deploy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
+
+	"spear/internal/strictjson"
 )
 
 // FileError reports a file that cannot be read or is not JSON, with the
@@ -49,7 +50,7 @@ func decodeObject(path string, data []byte) (map[string]json.RawMessage, error) 
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			fe.Line, fe.Col = lineCol(data, se.Offset)
+			fe.Line, fe.Col = strictjson.LineCol(data, se.Offset)
 			fe.Err = fmt.Errorf("not valid JSON: %v", se)
 		case errors.As(err, &te):
 			fe.Err = errors.New("the file must hold one JSON object")
@@ -59,91 +60,10 @@ func decodeObject(path string, data []byte) (map[string]json.RawMessage, error) 
 	if top == nil {
 		return nil, &FileError{Path: path, Err: errors.New("the file must hold one JSON object, not null")}
 	}
-	if err := checkDuplicateKeys(data); err != nil {
+	if err := strictjson.CheckDuplicateKeys(data); err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}
 	return top, nil
-}
-
-// lineCol turns a json.SyntaxError offset, which counts the bad byte
-// itself, into the 1-based line and column of that byte.
-func lineCol(data []byte, offset int64) (int, int) {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	if offset > 0 {
-		offset--
-	}
-	before := data[:offset]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
-}
-
-// checkDuplicateKeys reports the first object in data that holds a key
-// twice; encoding/json would silently keep the last.
-func checkDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return walkValue(dec)
-}
-
-func walkValue(dec *json.Decoder) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key := k.(string)
-			if seen[key] {
-				return fmt.Errorf("the key %q appears twice in one object", key)
-			}
-			seen[key] = true
-			if err := walkValue(dec); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
-		for dec.More() {
-			if err := walkValue(dec); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	}
-	return nil
-}
-
-// typeName describes a raw JSON value's type, for error messages.
-func typeName(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
 }
 
 // entrySpec says how to read one registry file's entries.
@@ -204,7 +124,7 @@ func registryEntries(path string, data []byte, listKey string) ([]json.RawMessag
 	var entries []json.RawMessage
 	if raw, ok := top[listKey]; ok {
 		if err := json.Unmarshal(raw, &entries); err != nil {
-			return nil, nil, &FileError{Path: path, Err: fmt.Errorf("%q must be a list, found %s", listKey, typeName(raw))}
+			return nil, nil, &FileError{Path: path, Err: fmt.Errorf("%q must be a list, found %s", listKey, strictjson.TypeName(raw))}
 		}
 	}
 	return entries, problems, nil

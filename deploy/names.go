@@ -1,4 +1,4 @@
-package gateway
+package deploy
 
 // Name checks, written out rather than as regular expressions: they run at
 // every start of spear-term, where compiling bounded repetitions costs more
@@ -43,8 +43,8 @@ func validTurnID(s string) bool {
 	return allToolChars(s)
 }
 
-// validToolName: 1 to 128 of A-Z a-z 0-9 _ . - (a tool a turn can type).
-func validToolName(s string) bool {
+// ValidToolName: 1 to 128 of A-Z a-z 0-9 _ . - (a tool a turn can type).
+func ValidToolName(s string) bool {
 	return len(s) >= 1 && len(s) <= 128 && allToolChars(s)
 }
 

@@ -1,8 +1,9 @@
-package gateway
+package deploy
 
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestProviderDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := reg.Providers[0]
-	if p.Write != WriteRefuse || !p.Enabled || p.Timeout != 10*time.Second || strings.Join(p.Tasks, ",") != "implementation,mixed" || p.Scope.Kind != "" {
+	if p.Write != WriteRefuse || !p.Enabled || p.Timeout != 10*time.Second || !slices.Equal(p.Tasks, []Task{TaskImplementation, TaskMixed}) || p.Scope.Kind != "" {
 		t.Fatalf("defaults %+v", p)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package deploy
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+
+	"spear/internal/strictjson"
 )
 
 // Project is one entry of projects.json.
@@ -57,7 +59,7 @@ func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) 
 	entry := fmt.Sprintf("#%d", i+1)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return p, &Problem{File: path, Entry: entry, Msg: "an entry must be an object, found " + typeName(raw)}
+		return p, &Problem{File: path, Entry: entry, Msg: "an entry must be an object, found " + strictjson.TypeName(raw)}
 	}
 	if n, ok := m["name"]; ok {
 		json.Unmarshal(n, &p.Name)
@@ -69,7 +71,7 @@ func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) 
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			if k == "name" || k == "root" || k == "family" {
-				return p, &Problem{File: path, Entry: entry, Key: k, Msg: "must be a string, found " + typeName(v)}
+				return p, &Problem{File: path, Entry: entry, Key: k, Msg: "must be a string, found " + strictjson.TypeName(v)}
 			}
 		}
 		switch k {

@@ -1,0 +1,148 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveProject(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"src/web/sub", "src/web2", "src/fw/a", "elsewhere"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.Symlink(filepath.Join(root, "src/web"), filepath.Join(root, "link"))
+	os.Symlink(filepath.Join(root, "src"), filepath.Join(root, "srclink"))
+	ps := &Projects{List: []Project{
+		{Name: "web", Root: filepath.Join(root, "src/web")},
+		{Name: "web2", Root: filepath.Join(root, "src/web2")},
+		{Name: "fw", Root: filepath.Join(root, "srclink/fw")}, // a root through a symlink
+		{Name: "fw-a", Root: filepath.Join(root, "src/fw/a")},
+	}}
+	for ws, want := range map[string]string{
+		"src/web":              "web",
+		"src/web/sub":          "web",
+		"src/web/sub/../sub":   "web",
+		"src/web2":             "web2",
+		"link/sub":             "web",
+		"src/fw":               "fw",
+		"src/fw/a":             "fw-a",
+		"srclink/fw/a":         "fw-a",
+		"elsewhere":            "",
+		"src":                  "",
+		"src/we":               "",
+		"src/web/../elsewhere": "",
+	} {
+		p, _ := ps.Resolve(filepath.Join(root, ws))
+		got := ""
+		if p != nil {
+			got = p.Name
+		}
+		if got != want {
+			t.Errorf("%s: project %q, want %q", ws, got, want)
+		}
+	}
+}
+
+func TestLoadTurn(t *testing.T) {
+	good := `{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed", "pass": "implementation", "standard_bound": true, "concerns_standard": true, "permission_mode": "auto"}`
+	turn, err := LoadTurn(writeFile(t, "turn.json", good))
+	if err != nil || turn.Pass != PassImplementation || turn.PermissionMode != ModeAuto {
+		t.Fatalf("%+v %v", turn, err)
+	}
+	turn, err = LoadTurn(writeFile(t, "turn.json", `{"session": "s", "turn": "t", "workspace": "/w", "class": "general"}`))
+	if err != nil || turn.PermissionMode != ModeAsk {
+		t.Fatalf("default mode: %+v %v", turn, err)
+	}
+	for content, want := range map[string]string{
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "x": 1}`:                 `field "x": unknown field`,
+		`{"session": "s", "turn": "t", "workspace": "/w"}`:                                             `field "class": missing`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "review"}`:                          `"review" is not a class`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed"}`:                           `field "pass": missing`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed", "pass": "x"}`:              `"x" is not a pass`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "pass": "normative"}`:    `for mixed turns only`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "permission_mode": "x"}`: `"x" is not a permission mode`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": 1}`:                                 `field "class": must be a string, found a number`,
+		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "standard_bound": 1}`:    `must be true or false`,
+		`{"turn": "t", "workspace": "/w", "class": "general"}`:                                         `field "session": missing`,
+		`{"session": "a/b", "turn": "t", "workspace": "/w", "class": "general"}`:                       `"a/b" is not a valid id`,
+		`{"session": "s", "turn": "..", "workspace": "/w", "class": "general"}`:                        `".." is not a valid id`,
+		`{"session": "s", "turn": "t", "class": "general"}`:                                            `field "workspace": missing`,
+		`{"session": "s", "session": "s2", "turn": "t", "workspace": "/w", "class": "general"}`:        `appears twice`,
+	} {
+		_, err := LoadTurn(writeFile(t, "turn.json", content))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", content, err, want)
+		}
+	}
+	if _, err := LoadTurn(""); err == nil || !strings.Contains(err.Error(), "SPEAR_TURN_FILE is not set") {
+		t.Errorf("no turn file: %v", err)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u"}
+	p, err := SettingsFrom(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ProjectsFile != "/home/u/.config/spear/projects.json" || p.CapabilitiesFile != "/home/u/.config/spear/capabilities.json" || p.AuditFile != "/home/u/.local/state/spear/audit.jsonl" {
+		t.Errorf("defaults %+v", p)
+	}
+	env = map[string]string{"HOME": "/h", "XDG_CONFIG_HOME": "/x", "XDG_STATE_HOME": "/s", "SPEAR_PROJECTS_FILE": "/p/projects.json", "SPEAR_MAX_OUTPUT": "100"}
+	p, err = SettingsFrom(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ConfigDir != "/x/spear" || p.CapabilitiesFile != "/p/capabilities.json" || p.StateDir != "/s/spear" || p.MaxOutput != 100 {
+		t.Errorf("overrides %+v", p)
+	}
+}
+
+func FuzzParseProjects(f *testing.F) {
+	f.Add([]byte(`{"projects": [{"name": "a", "root": "/a", "family": "f"}, {"name": "a", "root": "/b"}]}`))
+	f.Add([]byte(`{"projects": [{"name": "", "root": "rel"}, 3]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := ParseProjects("projects.json", data)
+		if err != nil {
+			return
+		}
+		names := map[string]bool{}
+		for _, p := range ps.List {
+			if p.Name == "" || !filepath.IsAbs(p.Root) || names[p.Name] {
+				t.Fatalf("invalid project loaded: %+v", p)
+			}
+			names[p.Name] = true
+		}
+	})
+}
+
+func TestSettingsNeverRelative(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string // in the error; empty for none
+	}{
+		{map[string]string{}, "set HOME or SPEAR_CONFIG_DIR"},
+		{map[string]string{"HOME": "rel"}, "set HOME or SPEAR_CONFIG_DIR"},
+		{map[string]string{"SPEAR_CONFIG_DIR": "/c"}, "set HOME or SPEAR_STATE_DIR"},
+		{map[string]string{"SPEAR_CONFIG_DIR": "/c", "SPEAR_STATE_DIR": "/s"}, ""},
+		{map[string]string{"SPEAR_PROJECTS_FILE": "/c/p.json", "SPEAR_CAPABILITIES_FILE": "/c/c.json", "XDG_STATE_HOME": "/x"}, ""},
+		{map[string]string{"SPEAR_CONFIG_DIR": "c", "SPEAR_STATE_DIR": "/s"}, "set SPEAR_CONFIG_DIR"},
+		{map[string]string{"HOME": "/h", "SPEAR_AUDIT_FILE": "a.jsonl"}, "set SPEAR_AUDIT_FILE"},
+	} {
+		s, err := SettingsFrom(func(k string) string { return tc.env[k] })
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.env, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: error %v, want one saying %q", tc.env, err, tc.want)
+		case err == nil:
+			for _, p := range []string{s.ConfigDir, s.ProjectsFile, s.CapabilitiesFile, s.StateDir, s.AuditFile} {
+				if !filepath.IsAbs(p) {
+					t.Errorf("%v: relative %q in %+v", tc.env, p, s)
+				}
+			}
+		}
+	}
+}

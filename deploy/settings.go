@@ -1,0 +1,128 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Settings are the deployment's files and the knobs the environment names
+// (docs/configuration.md). Every path in it is absolute.
+type Settings struct {
+	ConfigDir        string
+	ProjectsFile     string
+	CapabilitiesFile string
+	TurnFile         string
+	StateDir         string
+	AuditFile        string
+	// ConfirmCommand asks a person to confirm a WRITE
+	// (SPEAR_CONFIRM_COMMAND); empty means no one can be asked.
+	ConfirmCommand string
+	// MaxOutput bounds a framed result's content, in bytes
+	// (SPEAR_MAX_OUTPUT, default DefaultMaxOutput).
+	MaxOutput int
+	// ConfirmTimeout bounds SPEAR_CONFIRM_COMMAND (SPEAR_CONFIRM_TIMEOUT
+	// seconds, default 60).
+	ConfirmTimeout time.Duration
+}
+
+// DefaultMaxOutput is the default bound on a framed result, in bytes.
+const DefaultMaxOutput = 64 << 10
+
+// ErrNoHome is returned when a default location is needed and neither HOME
+// nor the variable that overrides it is set: a relative default would put
+// the deployment's files in whatever directory the process runs in.
+var ErrNoHome = errors.New("HOME is not set, so the deployment's files have no default place")
+
+// SettingsError says which setting cannot be resolved and which variables
+// to set.
+type SettingsError struct {
+	Setting string // the file or directory, as a person names it
+	Vars    string // the variables that would settle it
+	Err     error
+}
+
+func (e *SettingsError) Error() string {
+	return fmt.Sprintf("the %s has no place: %v; set %s to an absolute path", e.Setting, e.Err, e.Vars)
+}
+
+func (e *SettingsError) Unwrap() error { return e.Err }
+
+// SettingsFrom reads the environment through getenv. A directory that
+// would default below HOME while HOME is unset is a *SettingsError, and so
+// is any relative path: the deployment's files are never looked for
+// relative to the directory the process happens to run in.
+func SettingsFrom(getenv func(string) string) (Settings, error) {
+	home := getenv("HOME")
+	s := Settings{
+		ConfigDir:        getenv("SPEAR_CONFIG_DIR"),
+		ProjectsFile:     getenv("SPEAR_PROJECTS_FILE"),
+		CapabilitiesFile: getenv("SPEAR_CAPABILITIES_FILE"),
+		TurnFile:         getenv("SPEAR_TURN_FILE"),
+		StateDir:         getenv("SPEAR_STATE_DIR"),
+		AuditFile:        getenv("SPEAR_AUDIT_FILE"),
+		ConfirmCommand:   getenv("SPEAR_CONFIRM_COMMAND"),
+		MaxOutput:        DefaultMaxOutput,
+		ConfirmTimeout:   60 * time.Second,
+	}
+	underHome := func(xdgVar string, parts ...string) (string, bool) {
+		if x := getenv(xdgVar); filepath.IsAbs(x) {
+			return filepath.Join(append([]string{x}, parts[len(parts)-1])...), true
+		}
+		if !filepath.IsAbs(home) {
+			return "", false
+		}
+		return filepath.Join(append([]string{home}, parts...)...), true
+	}
+	if s.ConfigDir == "" && (s.ProjectsFile == "" || s.CapabilitiesFile == "") {
+		dir, ok := underHome("XDG_CONFIG_HOME", ".config", "spear")
+		if !ok {
+			return s, &SettingsError{Setting: "configuration directory", Vars: "HOME or SPEAR_CONFIG_DIR", Err: ErrNoHome}
+		}
+		s.ConfigDir = dir
+	}
+	if s.ProjectsFile == "" {
+		s.ProjectsFile = filepath.Join(s.ConfigDir, "projects.json")
+	}
+	if s.CapabilitiesFile == "" {
+		s.CapabilitiesFile = filepath.Join(filepath.Dir(s.ProjectsFile), "capabilities.json")
+	}
+	if s.ConfigDir == "" {
+		s.ConfigDir = filepath.Dir(s.CapabilitiesFile)
+	}
+	if s.StateDir == "" {
+		dir, ok := underHome("XDG_STATE_HOME", ".local", "state", "spear")
+		if !ok {
+			return s, &SettingsError{Setting: "state directory", Vars: "HOME or SPEAR_STATE_DIR", Err: ErrNoHome}
+		}
+		s.StateDir = dir
+	}
+	if s.AuditFile == "" {
+		s.AuditFile = filepath.Join(s.StateDir, "audit.jsonl")
+	}
+	for _, f := range []struct{ name, v, path string }{
+		{"SPEAR_CONFIG_DIR", "configuration directory", s.ConfigDir},
+		{"SPEAR_PROJECTS_FILE", "project registry", s.ProjectsFile},
+		{"SPEAR_CAPABILITIES_FILE", "provider registry", s.CapabilitiesFile},
+		{"SPEAR_STATE_DIR", "state directory", s.StateDir},
+		{"SPEAR_AUDIT_FILE", "audit trail", s.AuditFile},
+	} {
+		if !filepath.IsAbs(f.path) {
+			return s, &SettingsError{Setting: f.v, Vars: f.name, Err: fmt.Errorf("%q is a relative path", f.path)}
+		}
+	}
+	if s.TurnFile != "" && !filepath.IsAbs(s.TurnFile) {
+		if abs, err := filepath.Abs(s.TurnFile); err == nil {
+			s.TurnFile = abs
+		}
+	}
+	if v, err := strconv.ParseFloat(getenv("SPEAR_CONFIRM_TIMEOUT"), 64); err == nil && v > 0 && v <= 3600 {
+		s.ConfirmTimeout = time.Duration(v * float64(time.Second))
+	}
+	if n, err := strconv.Atoi(getenv("SPEAR_MAX_OUTPUT")); err == nil && n > 0 {
+		s.MaxOutput = n
+	}
+	return s, nil
+}
