@@ -18,7 +18,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Event names, as DESIGN.md lists them.
+// Event names, as docs/audit.md lists them.
 const (
 	ProviderRegistered       = "provider_registered"
 	ProviderRejected         = "provider_rejected"

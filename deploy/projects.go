@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"spear/internal/strictjson"
@@ -67,7 +69,10 @@ func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) 
 	if p.Name != "" {
 		entry = p.Name
 	}
-	for k, v := range m {
+	// Keys in order, so that of two bad keys the same one is reported
+	// every time.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			if k == "name" || k == "root" || k == "family" {

@@ -146,3 +146,18 @@ func TestSettingsNeverRelative(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectProblemStable: of two bad keys, the same one is reported
+// every time (the first in key order).
+func TestProjectProblemStable(t *testing.T) {
+	data := []byte(`{"projects": [{"name": "a", "root": "/a", "zeta": 1, "beta": 2, "mu": 3}]}`)
+	for i := 0; i < 50; i++ {
+		ps, err := ParseProjects("p.json", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps.Problems) != 1 || ps.Problems[0].Key != "beta" {
+			t.Fatalf("run %d: problems %+v, want one about key beta", i, ps.Problems)
+		}
+	}
+}

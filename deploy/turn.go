@@ -117,7 +117,8 @@ func ParseTurn(path string, data []byte) (*Turn, error) {
 	return t, nil
 }
 
-// validate checks the fields' values, as DESIGN.md's turn file table says.
+// validate checks the fields' values against the turn file's table
+// (docs/design.md, "The turn").
 func (t *Turn) validate(path string) error {
 	bad := func(field, format string, args ...any) error {
 		return &TurnError{Path: path, Field: field, Msg: fmt.Sprintf(format, args...)}

@@ -16,15 +16,15 @@ import (
 // Connector starts and initializes a provider's server.
 type Connector func(ctx context.Context, opts mcp.Options) (*mcp.Client, error)
 
-// ClientOptions are the mcp options that start provider p.
-func ClientOptions(p *deploy.Provider) mcp.Options {
+// clientOptions are the mcp options that start provider p.
+func clientOptions(p *deploy.Provider) mcp.Options {
 	return mcp.Options{Command: p.Command, Env: p.Env, Timeout: p.Timeout, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
 }
 
 // Probe starts p, lists its tools and stops it. On failure it says in
 // which phase (start, initialize or list) and returns the full error.
 func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.Tool, string, error) {
-	c, err := connect(ctx, ClientOptions(p))
+	c, err := connect(ctx, clientOptions(p))
 	if err != nil {
 		return nil, phaseOf(err, "initialize"), err
 	}
@@ -36,8 +36,8 @@ func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.To
 	return tools, "", nil
 }
 
-// ListProvider is Probe with the failure described for the turn.
-func ListProvider(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable) {
+// listProvider is Probe with the failure described for the turn.
+func listProvider(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable) {
 	tools, phase, err := Probe(ctx, connect, p)
 	if err != nil {
 		return nil, failure(p, phase, err)
@@ -45,9 +45,9 @@ func ListProvider(ctx context.Context, connect Connector, p *deploy.Provider) ([
 	return tools, nil
 }
 
-// BuildFamily starts every admitted provider in parallel, lists its tools
+// buildFamily starts every admitted provider in parallel, lists its tools
 // and builds the family; readOnly keeps READ capabilities only.
-func BuildFamily(ctx context.Context, connect Connector, admitted []*deploy.Provider, readOnly bool) *present.Family {
+func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Provider, readOnly bool) *present.Family {
 	type listing struct {
 		tools []mcp.Tool
 		fail  *outcome.Unavailable
@@ -58,7 +58,7 @@ func BuildFamily(ctx context.Context, connect Connector, admitted []*deploy.Prov
 		wg.Add(1)
 		go func(i int, p *deploy.Provider) {
 			defer wg.Done()
-			tools, fail := ListProvider(ctx, connect, p)
+			tools, fail := listProvider(ctx, connect, p)
 			results[i] = listing{tools, fail}
 		}(i, p)
 	}

@@ -146,7 +146,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 			return nil, err
 		}
 	}
-	sel := Select(reg, projects, ts.Turn)
+	sel := selectProviders(reg, projects, ts.Turn)
 	project := ""
 	if sel.Project != nil {
 		project = sel.Project.Name
@@ -180,7 +180,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 		st.Why = "no registered provider applies to it"
 		return st, nil
 	}
-	fam := BuildFamily(ctx, g.connect(), admitted, sel.Offer.ReadOnly)
+	fam := buildFamily(ctx, g.connect(), admitted, sel.Offer.ReadOnly)
 	for _, u := range fam.Unavailable {
 		if err := ts.record(audit.ProviderFailed, audit.Fields{"provider": u.Provider, "phase": u.Phase, "why": u.Detail}); err != nil {
 			return nil, err
@@ -330,7 +330,8 @@ type Outcome struct {
 	Status     int
 }
 
-// Invoke runs the checks of DESIGN.md in order and then calls the tool.
+// Invoke runs the checks on every call in order (docs/design.md, "Checks on
+// every call") and then calls the tool.
 func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *Outcome, err error) {
 	start := time.Now()
 	fields := audit.Fields{"capability": present.OneLine(name, 200)}
@@ -361,13 +362,13 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if ts.State.Family.Exposure == present.Index && !ts.State.IsDescribed(c.Name) {
 		return nil, outcome.Refused("spear-capability describe "+c.Name, "%s has not been described in this turn; a capability shown in the index is invoked only after spear-capability describe", c.Name)
 	}
-	args, err := ParseArguments(argText)
+	args, err := parseArguments(argText)
 	if err != nil {
 		return nil, outcome.Refused(present.InvokeHint(c), "%v", err)
 	}
 	argJSON := json.RawMessage(mustJSON(args))
 	fields["arguments"] = argJSON
-	v, err := CompileSchema(c.InputSchema)
+	v, err := compileSchema(c.InputSchema)
 	if err != nil {
 		return nil, outcome.Refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
 	}
@@ -426,11 +427,11 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p 
 	if p == nil {
 		return "", outcome.Refused("", "%s is a WRITE, and its provider is no longer registered", c.Name)
 	}
-	verdict, why := DecideWrite(p.Write, ts.Turn.PermissionMode)
+	verdict, why := decideWrite(p.Write, ts.Turn.PermissionMode)
 	switch verdict {
-	case WriteRefused:
+	case writeRefused:
 		return "", outcome.Refused("", "%s is a WRITE, and %s", c.Name, why)
-	case WriteApproved:
+	case writeApproved:
 		return why, nil
 	}
 	// confirm × ask: a person decides.
@@ -469,7 +470,7 @@ func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deplo
 	if p == nil {
 		return nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
 	}
-	client, err := ts.g.connect()(ctx, ClientOptions(p))
+	client, err := ts.g.connect()(ctx, clientOptions(p))
 	if err != nil {
 		return nil, failure(p, phaseOf(err, "initialize"), err)
 	}

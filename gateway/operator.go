@@ -89,7 +89,7 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 	var sel *Selection
 	admitted := map[string]string{} // provider → reason it is not admitted
 	if preview != nil {
-		sel = Select(reg, projects, preview)
+		sel = selectProviders(reg, projects, preview)
 		for _, d := range sel.Decisions {
 			if !d.Admitted {
 				admitted[d.Provider.ID] = d.Reason

@@ -13,9 +13,9 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 )
 
-// ParseArguments reads an invocation's arguments: exactly one JSON object,
+// parseArguments reads an invocation's arguments: exactly one JSON object,
 // with no key twice. Omitted arguments are {}.
-func ParseArguments(text string) (map[string]json.RawMessage, error) {
+func parseArguments(text string) (map[string]json.RawMessage, error) {
 	if strings.TrimSpace(text) == "" {
 		return map[string]json.RawMessage{}, nil
 	}
@@ -49,17 +49,17 @@ var unsupportedKeywords = []string{
 	"minContains", "maxContains",
 }
 
-// Validator checks arguments against one tool's input schema.
-type Validator struct {
+// validator checks arguments against one tool's input schema.
+type validator struct {
 	declared map[string]bool
 	schema   *gojsonschema.Schema
 }
 
-// CompileSchema prepares a tool's input schema. Schemas for draft-04, -06
+// compileSchema prepares a tool's input schema. Schemas for draft-04, -06
 // and -07 are compiled as they say; 2019-09 and 2020-12 schemas (what the
 // official SDKs emit) are compiled as draft-07 when they use nothing whose
 // meaning differs; anything else is an error, and the call is refused.
-func CompileSchema(raw json.RawMessage) (*Validator, error) {
+func compileSchema(raw json.RawMessage) (*validator, error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -83,7 +83,7 @@ func CompileSchema(raw json.RawMessage) (*Validator, error) {
 		}
 		delete(doc, "$schema")
 	}
-	v := &Validator{declared: map[string]bool{}}
+	v := &validator{declared: map[string]bool{}}
 	if props, ok := doc["properties"].(map[string]any); ok {
 		for k := range props {
 			v.declared[k] = true
@@ -132,7 +132,7 @@ func findKeyword(v any, keywords []string) string {
 
 // Check refuses a property the schema does not declare, then validates.
 // The error's text is the validator's.
-func (v *Validator) Check(args map[string]json.RawMessage) error {
+func (v *validator) Check(args map[string]json.RawMessage) error {
 	var undeclared []string
 	for k := range args {
 		if !v.declared[k] {

@@ -19,12 +19,12 @@ func TestCompileSchema(t *testing.T) {
 		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"t":{"$ref":"#/$defs/t"}},"$defs":{"t":{"type":"boolean"}}}`, `{"t":"no"}`, "Invalid type"},
 	}
 	for _, tc := range cases {
-		v, err := CompileSchema(json.RawMessage(tc.schema))
+		v, err := compileSchema(json.RawMessage(tc.schema))
 		if err != nil {
 			t.Errorf("%s: %v", tc.schema, err)
 			continue
 		}
-		args, err := ParseArguments(tc.args)
+		args, err := parseArguments(tc.args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestCompileSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"strin"}}}`:                                                    "cannot be compiled",
 		`{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`:                                                "cannot be compiled",
 	} {
-		if _, err := CompileSchema(json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := compileSchema(json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", schema, err, want)
 		}
 	}
@@ -51,7 +51,7 @@ func FuzzParseArguments(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		args, err := ParseArguments(s)
+		args, err := parseArguments(s)
 		if err == nil && args == nil {
 			t.Fatalf("%q: no error and no arguments", s)
 		}

@@ -20,8 +20,9 @@ type Offer struct {
 	EarlierRuntime bool
 }
 
-// TurnOffer applies DESIGN.md's table of what each turn is offered.
-func TurnOffer(t *deploy.Turn) Offer {
+// turnOffer applies the table of what each turn is offered (docs/design.md,
+// "The turn").
+func turnOffer(t *deploy.Turn) Offer {
 	if t.StandardBound && !t.ConcernsStandard && (t.Class == deploy.ClassImplementation || t.Class == deploy.ClassMixed) {
 		return Offer{EarlierRuntime: true, Why: "this change in a standard-bound session does not concern the standard, so it runs on the earlier runtime, which has no capability gateway"}
 	}
@@ -67,11 +68,11 @@ func (s *Selection) Admitted() []*deploy.Provider {
 	return out
 }
 
-// Select decides, for every registered provider, whether it reaches the
+// selectProviders decides, for every registered provider, whether it reaches the
 // turn.
-func Select(reg *deploy.Registry, projects *deploy.Projects, t *deploy.Turn) *Selection {
+func selectProviders(reg *deploy.Registry, projects *deploy.Projects, t *deploy.Turn) *Selection {
 	proj, ws := projects.Resolve(t.Workspace)
-	sel := &Selection{Turn: t, Project: proj, Workspace: ws, Offer: TurnOffer(t)}
+	sel := &Selection{Turn: t, Project: proj, Workspace: ws, Offer: turnOffer(t)}
 	if sel.Offer.Task != "" && proj == nil {
 		sel.Offer = Offer{Why: "the workspace " + ws + " is in no registered project, so no provider reaches it"}
 	}

@@ -29,7 +29,7 @@ func TestTurnOffer(t *testing.T) {
 		{deploy.Turn{Class: deploy.ClassGeneral, StandardBound: true}, deploy.TaskGeneral, true, false, ""},
 	}
 	for _, tc := range cases {
-		o := TurnOffer(&tc.turn)
+		o := turnOffer(&tc.turn)
 		if o.Task != tc.task || o.ReadOnly != tc.ro || o.EarlierRuntime != tc.earlier || !strings.Contains(o.Why, tc.why) {
 			t.Errorf("%+v: offer %+v", tc.turn, o)
 		}
@@ -65,7 +65,7 @@ func TestSelect(t *testing.T) {
 		mk("genw", "global", []deploy.Task{deploy.TaskGeneral}, nil, true),
 	}}
 	admitted := func(ws string, class deploy.TurnClass) string {
-		sel := Select(reg, projects, &deploy.Turn{Workspace: filepath.Join(root, ws), Class: class})
+		sel := selectProviders(reg, projects, &deploy.Turn{Workspace: filepath.Join(root, ws), Class: class})
 		var ids []string
 		for _, p := range sel.Admitted() {
 			ids = append(ids, p.ID)
