@@ -8,7 +8,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"spear/internal/strictjson"
 )
@@ -105,22 +104,56 @@ func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) 
 // component by component after both are made absolute and their symlinks
 // resolved; the longest such root wins. It returns nil for an unregistered
 // tree, and the resolved workspace.
-func (ps *Projects) Resolve(workspace string) (*Project, string) {
+//
+// A workspace whose path as given lies in one project and whose resolved
+// path lies out of that project's tree is ambiguous: the turn can plant
+// symlinks in its own tree. Resolve then returns nil and a *WorkspaceConflict.
+func (ps *Projects) Resolve(workspace string) (*Project, string, error) {
 	ws := resolvePath(workspace)
-	type cand struct {
-		p    *Project
-		root string
+	byResolved := ps.longest(ws, resolvePath)
+	given, err := filepath.Abs(workspace)
+	if err != nil {
+		given = filepath.Clean(workspace)
 	}
-	var cands []cand
+	byGiven := ps.longest(given, filepath.Clean)
+	// A workspace that resolves to a place inside the tree of the project
+	// it lies in as given is that project's (or a nested project's, by the
+	// longest root); one that resolves out of that tree is a conflict.
+	if byGiven != nil && byGiven != byResolved && !within(resolvePath(byGiven.Root), ws) {
+		c := &WorkspaceConflict{Workspace: given, Resolved: ws, Given: byGiven.Name}
+		if byResolved != nil {
+			c.ResolvedProject = byResolved.Name
+		}
+		return nil, ws, c
+	}
+	return byResolved, ws, nil
+}
+
+// longest returns the project with the longest root containing ws, its
+// roots made comparable by norm.
+func (ps *Projects) longest(ws string, norm func(string) string) *Project {
+	var best *Project
+	bestLen := -1
 	for i := range ps.List {
-		root := resolvePath(ps.List[i].Root)
-		if within(root, ws) {
-			cands = append(cands, cand{&ps.List[i], root})
+		root := norm(ps.List[i].Root)
+		if within(root, ws) && len(root) > bestLen {
+			best, bestLen = &ps.List[i], len(root)
 		}
 	}
-	if len(cands) == 0 {
-		return nil, ws
+	return best
+}
+
+// WorkspaceConflict is a workspace whose path as given lies in one project
+// and whose resolved path lies in another project, or in none.
+type WorkspaceConflict struct {
+	Workspace, Resolved    string
+	Given, ResolvedProject string // project names; ResolvedProject may be empty
+}
+
+func (c *WorkspaceConflict) Error() string {
+	other := "in no registered project"
+	if c.ResolvedProject != "" {
+		other = "in project " + c.ResolvedProject
 	}
-	sort.SliceStable(cands, func(a, b int) bool { return len(cands[a].root) > len(cands[b].root) })
-	return cands[0].p, ws
+	return fmt.Sprintf("the workspace %s lies in project %s as given, but resolves through a symlink to %s, %s", c.Workspace, c.Given, c.Resolved, other)
 }

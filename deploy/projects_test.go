@@ -34,7 +34,7 @@ func TestResolveProject(t *testing.T) {
 		"src/we":               "",
 		"src/web/../elsewhere": "",
 	} {
-		p, _ := ps.Resolve(filepath.Join(root, ws))
+		p, _, _ := ps.Resolve(filepath.Join(root, ws))
 		got := ""
 		if p != nil {
 			got = p.Name
@@ -158,6 +158,43 @@ func TestProjectProblemStable(t *testing.T) {
 		}
 		if len(ps.Problems) != 1 || ps.Problems[0].Key != "beta" {
 			t.Fatalf("run %d: problems %+v, want one about key beta", i, ps.Problems)
+		}
+	}
+}
+
+// TestResolveConflict: a symlink the turn planted in one project's tree
+// that points into another project, or out of every project, offers
+// nothing; a symlink within one project, or into a project from outside
+// every project, is followed.
+func TestResolveConflict(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/src", "b/src", "outside"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{"a/to-b": "../b/src", "a/to-out": "../outside", "a/inner": "src", "outside/to-a": "../a/src"}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := &Projects{List: []Project{{Name: "a", Root: filepath.Join(root, "a")}, {Name: "b", Root: filepath.Join(root, "b")}}}
+	for _, tc := range []struct{ ws, project, conflict string }{
+		{"a/src", "a", ""},
+		{"a/inner", "a", ""},
+		{"a/to-b", "", "resolves through a symlink"},
+		{"a/to-out", "", "in no registered project"},
+		{"outside/to-a", "a", ""},
+		{"outside", "", ""},
+	} {
+		p, _, err := ps.Resolve(filepath.Join(root, tc.ws))
+		name := ""
+		if p != nil {
+			name = p.Name
+		}
+		if name != tc.project || (tc.conflict == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.conflict) {
+			t.Errorf("%s: project %q, error %v; want %q, %q", tc.ws, name, err, tc.project, tc.conflict)
 		}
 	}
 }

@@ -168,16 +168,16 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 			return nil, err
 		}
 	}
-	if sel.Offer.Task == "" {
-		st.Why = sel.Offer.Why
-		return st, nil
-	}
 	admitted := sel.Admitted()
-	if len(admitted) == 0 {
-		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": present.Whole, "tokens": 0, "unavailable": []string{}}); err != nil {
+	if sel.Offer.Task == "" || len(admitted) == 0 {
+		st.Why = sel.Offer.Why
+		if st.Why == "" {
+			st.Why = "no registered provider applies to it"
+		}
+		// Nothing is offered: the trail says why, whatever the registry holds.
+		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": present.Whole, "tokens": 0, "unavailable": []string{}, "why": st.Why}); err != nil {
 			return nil, err
 		}
-		st.Why = "no registered provider applies to it"
 		return st, nil
 	}
 	fam := buildFamily(ctx, g.connect(), admitted, sel.Offer.ReadOnly)

@@ -71,9 +71,11 @@ func (s *Selection) Admitted() []*deploy.Provider {
 // selectProviders decides, for every registered provider, whether it reaches the
 // turn.
 func selectProviders(reg *deploy.Registry, projects *deploy.Projects, t *deploy.Turn) *Selection {
-	proj, ws := projects.Resolve(t.Workspace)
+	proj, ws, conflict := projects.Resolve(t.Workspace)
 	sel := &Selection{Turn: t, Project: proj, Workspace: ws, Offer: turnOffer(t)}
-	if sel.Offer.Task != "" && proj == nil {
+	if sel.Offer.Task != "" && conflict != nil {
+		sel.Offer = Offer{Why: conflict.Error() + ", so no provider reaches it"}
+	} else if sel.Offer.Task != "" && proj == nil {
 		sel.Offer = Offer{Why: "the workspace " + ws + " is in no registered project, so no provider reaches it"}
 	}
 	for _, p := range reg.Providers {
