@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +32,10 @@ type Provider struct {
 	Write   WritePolicy
 	Enabled bool
 	Timeout time.Duration
+	// Private are absolute paths only the provider may read (token files,
+	// credentials, install directories): the turn's shell is confined away
+	// from them.
+	Private []string
 }
 
 // Serves reports whether the provider's tasks include class.
@@ -113,7 +118,7 @@ func (r *Registry) Provider(id string) *Provider {
 	return nil
 }
 
-var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "write", "enabled", "timeout"}
+var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "write", "enabled", "timeout", "private"}
 
 // LoadRegistry reads capabilities.json. A missing file registers nothing.
 // An entry with an unknown key, a wrong type or a bad value is rejected as
@@ -182,6 +187,9 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 			if len(p.Command) == 0 || p.Command[0] == "" {
 				return nil, bad(k, "must name the server to start, as in [\"/opt/x/bin/server\", \"--flag\"]")
 			}
+			if c := p.Command[0]; strings.Contains(c, "/") && !filepath.IsAbs(c) {
+				return nil, bad(k, "%q is a relative path, which would be found from whatever directory the server starts in; give an absolute path, or a bare name found in PATH", c)
+			}
 		case "scope":
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
@@ -241,6 +249,16 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 			}
 			if p.Write != WriteRefuse && p.Write != WriteConfirm && p.Write != WriteAllow {
 				return nil, bad(k, "%q is not a write policy; allowed: refuse, confirm, allow", p.Write)
+			}
+		case "private":
+			if err := json.Unmarshal(v, &p.Private); err != nil || p.Private == nil {
+				return nil, bad(k, "must be a list of absolute paths, found %s", strictjson.TypeName(v))
+			}
+			for i, path := range p.Private {
+				if !filepath.IsAbs(path) {
+					return nil, bad(k, "%q is not an absolute path", path)
+				}
+				p.Private[i] = filepath.Clean(path)
 			}
 		case "enabled":
 			if err := json.Unmarshal(v, &p.Enabled); err != nil {
