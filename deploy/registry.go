@@ -36,6 +36,9 @@ type Provider struct {
 	// credentials, install directories): the turn's shell is confined away
 	// from them.
 	Private []string
+	// Dir is the directory the server starts in: the registry's own, which
+	// the turn's shell cannot write. It is never the turn's workspace.
+	Dir string
 }
 
 // Serves reports whether the provider's tasks include class.
@@ -146,6 +149,13 @@ func ParseRegistry(path string, data []byte) (*Registry, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for _, p := range providers {
+		p.Dir = dir
 	}
 	return &Registry{Path: path, Providers: providers, Problems: problems}, nil
 }

@@ -20,6 +20,10 @@ type Settings struct {
 	// ConfirmCommand asks a person to confirm a WRITE
 	// (SPEAR_CONFIRM_COMMAND); empty means no one can be asked.
 	ConfirmCommand string
+	// Confine is SPEAR_CONFINE: true (on, the default) confines the turn's
+	// shell away from the deployment; false (off) is the operator's
+	// explicit acceptance of the risk.
+	Confine bool
 	// MaxOutput bounds a framed result's content, in bytes
 	// (SPEAR_MAX_OUTPUT, default DefaultMaxOutput).
 	MaxOutput int
@@ -45,6 +49,9 @@ type SettingsError struct {
 }
 
 func (e *SettingsError) Error() string {
+	if e.Vars == "SPEAR_CONFINE" {
+		return fmt.Sprintf("the %s is wrong: %v; set SPEAR_CONFINE to on (the default) or off", e.Setting, e.Err)
+	}
 	return fmt.Sprintf("the %s has no place: %v; set %s to an absolute path", e.Setting, e.Err, e.Vars)
 }
 
@@ -66,6 +73,15 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 		ConfirmCommand:   getenv("SPEAR_CONFIRM_COMMAND"),
 		MaxOutput:        DefaultMaxOutput,
 		ConfirmTimeout:   60 * time.Second,
+		Confine:          true,
+	}
+	switch v := getenv("SPEAR_CONFINE"); v {
+	case "", "on":
+	case "off":
+		s.Confine = false
+	default:
+		// Anything but off keeps the confinement: a typo never lowers it.
+		return s, &SettingsError{Setting: "confinement setting", Vars: "SPEAR_CONFINE", Err: fmt.Errorf("%q is neither on nor off", v)}
 	}
 	underHome := func(xdgVar string, parts ...string) (string, bool) {
 		if x := getenv(xdgVar); filepath.IsAbs(x) {

@@ -16,9 +16,10 @@ import (
 // Connector starts and initializes a provider's server.
 type Connector func(ctx context.Context, opts mcp.Options) (*mcp.Client, error)
 
-// clientOptions are the mcp options that start provider p.
+// clientOptions are the mcp options that start provider p: in the
+// registry's directory, with PATH, HOME and its env only.
 func clientOptions(p *deploy.Provider) mcp.Options {
-	return mcp.Options{Command: p.Command, Env: p.Env, Timeout: p.Timeout, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
+	return mcp.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, Timeout: p.Timeout, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
 }
 
 // Probe starts p, lists its tools and stops it. On failure it says in
