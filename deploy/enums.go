@@ -72,3 +72,17 @@ const (
 )
 
 func (a Access) String() string { return string(a) }
+
+// Lifetime is how long a provider's server lives (its `lifetime` key).
+type Lifetime string
+
+// Lifetimes of a provider's server.
+const (
+	// LifetimeSession: started once per session and registry entry, and
+	// kept for every call of that session until it idles out.
+	LifetimeSession Lifetime = "session"
+	// LifetimeCall: started for one use and stopped after it.
+	LifetimeCall Lifetime = "call"
+)
+
+func (l Lifetime) String() string { return string(l) }

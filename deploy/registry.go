@@ -36,6 +36,9 @@ type Provider struct {
 	// credentials, install directories): the turn's shell is confined away
 	// from them.
 	Private []string
+	// Lifetime says whether the server is kept for the session or started
+	// for each use.
+	Lifetime Lifetime
 	// Dir is the directory the server starts in: the registry's own, which
 	// the turn's shell cannot write. It is never the turn's workspace.
 	Dir string
@@ -121,7 +124,7 @@ func (r *Registry) Provider(id string) *Provider {
 	return nil
 }
 
-var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "write", "enabled", "timeout", "private"}
+var providerKeys = []string{"id", "command", "scope", "tasks", "env", "read", "write", "enabled", "timeout", "private", "lifetime"}
 
 // LoadRegistry reads capabilities.json. A missing file registers nothing.
 // An entry with an unknown key, a wrong type or a bad value is rejected as
@@ -169,7 +172,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, bad("", "an entry must be an object, found %s", strictjson.TypeName(raw))
 	}
-	p := &Provider{Tasks: []Task{TaskImplementation, TaskMixed}, Write: WriteRefuse, Enabled: true, Timeout: DefaultTimeout}
+	p := &Provider{Tasks: []Task{TaskImplementation, TaskMixed}, Write: WriteRefuse, Enabled: true, Timeout: DefaultTimeout, Lifetime: LifetimeSession}
 	if v, ok := m["id"]; ok {
 		if err := json.Unmarshal(v, &p.ID); err != nil {
 			return nil, bad("id", "must be a string, found %s", strictjson.TypeName(v))
@@ -269,6 +272,13 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 					return nil, bad(k, "%q is not an absolute path", path)
 				}
 				p.Private[i] = filepath.Clean(path)
+			}
+		case "lifetime":
+			if err := json.Unmarshal(v, &p.Lifetime); err != nil {
+				return nil, bad(k, "must be a string: session or call; found %s", strictjson.TypeName(v))
+			}
+			if p.Lifetime != LifetimeSession && p.Lifetime != LifetimeCall {
+				return nil, bad(k, "%q is not a lifetime; allowed: session, call", p.Lifetime)
 			}
 		case "enabled":
 			if err := json.Unmarshal(v, &p.Enabled); err != nil {
