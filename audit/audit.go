@@ -5,6 +5,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,32 +133,59 @@ type Entry struct {
 	Raw     string         `json:"-"`
 }
 
-// Read decodes a trail. A line that does not decode is returned as an
-// error naming its number; the lines before it are returned too.
-func Read(r io.Reader, fn func(Entry) error) error {
+// LineError is a line of the trail that does not decode.
+type LineError struct {
+	Line int // its number, counting from 1
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Read decodes a trail and calls fn with each entry. A line that does not
+// decode is passed to bad, and reading goes on; with a nil bad, Read stops
+// there and returns it. Otherwise Read returns the first error of fn or of
+// reading.
+func Read(r io.Reader, fn func(Entry) error, bad func(*LineError)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			continue
-		}
-		e, err := ParseEntry(line)
-		if err != nil {
-			return fmt.Errorf("audit line %d: %w", n, err)
-		}
-		if err := fn(e); err != nil {
+		if err := decode(n, sc.Bytes(), fn, bad); err != nil {
 			return err
 		}
 	}
 	return sc.Err()
 }
 
+// decode hands line n, its end taken off, to fn when it decodes and to bad
+// when it does not; an empty line is neither.
+func decode(n int, line []byte, fn func(Entry) error, bad func(*LineError)) error {
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if len(line) == 0 {
+		return nil
+	}
+	e, err := ParseEntry(line)
+	if err != nil {
+		le := &LineError{Line: n, Err: err}
+		if bad == nil {
+			return le
+		}
+		bad(le)
+		return nil
+	}
+	return fn(e)
+}
+
 // ParseEntry decodes one line of the trail.
 func ParseEntry(line []byte) (Entry, error) {
 	var m map[string]any
 	if err := json.Unmarshal(line, &m); err != nil {
-		return Entry{}, err
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return Entry{}, fmt.Errorf("not a JSON object but a JSON %s", te.Value)
+		}
+		return Entry{}, fmt.Errorf("not a JSON object: %w", err)
 	}
 	e := Entry{Fields: map[string]any{}, Raw: string(line)}
 	for k, v := range m {
@@ -166,7 +194,7 @@ func ParseEntry(line []byte) (Entry, error) {
 		case "time":
 			t, err := time.Parse(time.RFC3339Nano, s)
 			if err != nil {
-				return Entry{}, fmt.Errorf("time %q: %w", s, err)
+				return Entry{}, fmt.Errorf("the time %q is not an RFC 3339 time", s)
 			}
 			e.Time = t
 		case "event":
@@ -180,7 +208,7 @@ func ParseEntry(line []byte) (Entry, error) {
 		}
 	}
 	if e.Event == "" {
-		return Entry{}, errors.New("no event")
+		return Entry{}, errors.New(`no "event"`)
 	}
 	return e, nil
 }

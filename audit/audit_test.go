@@ -2,6 +2,8 @@ package audit
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +30,7 @@ func TestRecordAndRead(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", data, want)
 	}
 	var got []Entry
-	if err := Read(bytes.NewReader(data), func(e Entry) error { got = append(got, e); return nil }); err != nil {
+	if err := Read(bytes.NewReader(data), func(e Entry) error { got = append(got, e); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].Event != CapabilityInvoked || got[0].Fields["capability"] != "notes/read" || !got[0].Time.Equal(clock()) {
@@ -61,7 +63,7 @@ func TestConcurrentAppendsStayWhole(t *testing.T) {
 	f, _ := os.Open(path)
 	defer f.Close()
 	n := 0
-	if err := Read(f, func(e Entry) error { n++; return nil }); err != nil {
+	if err := Read(f, func(e Entry) error { n++; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n != 400 {
@@ -92,5 +94,124 @@ func TestNilLogger(t *testing.T) {
 	var l *Logger
 	if err := l.Record(CapabilityInvoked, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// trail has good lines 1, 3 and 6 and lines 2, 4 and 7 that do not decode;
+// line 5 is empty.
+const trail = `{"time":"2026-12-02T10:00:00Z","event":"a","session":"s","turn":"t"}
+not json
+{"time":"2026-12-02T10:00:01Z","event":"b","session":"s","turn":"t"}
+{"time":"yesterday","event":"c"}
+
+{"time":"2026-12-02T10:00:02Z","event":"d","session":"s","turn":"t"}
+{"session":"s"}
+`
+
+func TestReadBadLines(t *testing.T) {
+	var events, bad []string
+	err := Read(strings.NewReader(trail), func(e Entry) error { events = append(events, e.Event); return nil },
+		func(le *LineError) { bad = append(bad, le.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(events, " ") != "a b d" {
+		t.Errorf("events %q, want a b d", events)
+	}
+	want := []string{
+		"line 2: not a JSON object: invalid character 'o' in literal null (expecting 'u')",
+		`line 4: the time "yesterday" is not an RFC 3339 time`,
+		`line 7: no "event"`,
+	}
+	if strings.Join(bad, "\n") != strings.Join(want, "\n") {
+		t.Errorf("bad lines:\n%s\nwant:\n%s", strings.Join(bad, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestReadStopsWithoutBad(t *testing.T) {
+	var events []string
+	err := Read(strings.NewReader(trail), func(e Entry) error { events = append(events, e.Event); return nil }, nil)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || strings.Join(events, " ") != "a" {
+		t.Fatalf("err %v, events %q; want line 2 after a", err, events)
+	}
+}
+
+func TestReadEntryError(t *testing.T) {
+	stop := errors.New("stop")
+	n := 0
+	err := Read(strings.NewReader(trail), func(e Entry) error { n++; return stop }, func(*LineError) {})
+	if err != stop || n != 1 {
+		t.Fatalf("err %v after %d entries; want stop after 1", err, n)
+	}
+}
+
+func TestFollowBadLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var events, bad []string
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(ctx, path, nil, 5*time.Millisecond,
+			func(e Entry) error { mu.Lock(); events = append(events, e.Event+" "+e.Raw); mu.Unlock(); return nil },
+			func(le *LineError) { mu.Lock(); bad = append(bad, fmt.Sprint(le.Line)); mu.Unlock() })
+	}()
+	// The file appears, then grows a part of a line at a time.
+	time.Sleep(20 * time.Millisecond)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, part := range []string{trail[:30], trail[30:100], trail[100:]} {
+		f.WriteString(part)
+		time.Sleep(20 * time.Millisecond)
+	}
+	wait := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(events) + len(bad)
+		mu.Unlock()
+		if n == 6 || time.Now().After(wait) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 3 || !strings.HasPrefix(events[0], `a {"time"`) || !strings.HasSuffix(events[2], `"turn":"t"}`) {
+		t.Errorf("events %q: want a, b and d, each with its line and no newline", events)
+	}
+	if strings.Join(bad, " ") != "2 4 7" {
+		t.Errorf("bad lines %q, want 2 4 7", bad)
+	}
+}
+
+func TestFollowStopsWithoutBad(t *testing.T) {
+	err := Follow(context.Background(), "", strings.NewReader(trail), time.Millisecond, func(Entry) error { return nil }, nil)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 {
+		t.Fatalf("err %v, want line 2", err)
+	}
+}
+
+func TestParseEntryErrors(t *testing.T) {
+	for line, want := range map[string]string{
+		`[1]`:                         "not a JSON object but a JSON array",
+		`"x"`:                         "not a JSON object but a JSON string",
+		`{"time":"2026-12-02T10:00:0`: "not a JSON object: unexpected end of JSON input",
+		`{"event":"a","time":"noon"}`: `the time "noon" is not an RFC 3339 time`,
+		`{"event":""}`:                `no "event"`,
+		`null`:                        `no "event"`,
+	} {
+		if _, err := ParseEntry([]byte(line)); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", line, err, want)
+		}
 	}
 }

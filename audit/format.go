@@ -78,8 +78,10 @@ func orDash(s string) string {
 }
 
 // Follow prints what r holds, then waits for the file at path to grow (or
-// appear) and prints each new whole line, until ctx is done.
-func Follow(ctx context.Context, path string, r io.Reader, poll time.Duration, fn func(Entry) error) error {
+// appear) and prints each new whole line, until ctx is done. Lines are
+// numbered from the start of r, or of the file when r is nil, and one that
+// does not decode goes to bad, as in Read.
+func Follow(ctx context.Context, path string, r io.Reader, poll time.Duration, fn func(Entry) error, bad func(*LineError)) error {
 	var f *os.File
 	if r == nil {
 		for {
@@ -102,16 +104,15 @@ func Follow(ctx context.Context, path string, r io.Reader, poll time.Duration, f
 	}
 	br := bufio.NewReader(r)
 	var partial []byte
-	for {
+	for n := 1; ; {
 		line, err := br.ReadBytes('\n')
 		partial = append(partial, line...)
 		if err == nil {
-			if e, perr := ParseEntry(partial); perr == nil {
-				if err := fn(e); err != nil {
-					return err
-				}
+			if err := decode(n, partial, fn, bad); err != nil {
+				return err
 			}
 			partial = partial[:0]
+			n++
 			continue
 		}
 		if !errors.Is(err, io.EOF) {

@@ -3,6 +3,7 @@ package intercept
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -10,126 +11,136 @@ import (
 	"spear/shellparse"
 )
 
-func TestParseShellArgs(t *testing.T) {
-	cases := []struct {
-		args                       []string
-		hasCommand                 bool
-		command                    string
-		script, stdin, interactive bool
-		options, positional        string
-	}{
-		{[]string{"-c", "ls"}, true, "ls", false, false, false, "", ""},
-		{[]string{"-lc", "ls", "argv0", "a"}, true, "ls", false, false, false, "-l", "argv0 a"},
-		{[]string{"-l", "-c", "ls"}, true, "ls", false, false, false, "-l", ""},
-		{[]string{"-c", "-e", "ls"}, true, "ls", false, false, false, "-e", ""},
-		{[]string{"--login", "--norc", "-c", "ls"}, true, "ls", false, false, false, "--login --norc", ""},
-		{[]string{"--rcfile", "f", "-c", "ls"}, true, "ls", false, false, false, "--rcfile f", ""},
-		{[]string{"-o", "pipefail", "-O", "extglob", "-c", "ls"}, true, "ls", false, false, false, "-o pipefail -O extglob", ""},
-		{[]string{"-eo", "pipefail", "-c", "ls"}, true, "ls", false, false, false, "-eo pipefail", ""},
-		{[]string{"+o", "history", "-c", "ls"}, true, "ls", false, false, false, "+o history", ""},
-		{[]string{"-c"}, true, "", false, false, false, "", ""},
-		{[]string{"-c", "--", "ls"}, true, "ls", false, false, false, "", ""},
-		{[]string{"script.sh", "a"}, false, "", true, false, false, "", "script.sh a"},
-		{[]string{"-x", "script.sh"}, false, "", true, false, false, "-x", "script.sh"},
-		{[]string{"-s", "a", "b"}, false, "", false, true, false, "", "a b"},
-		{[]string{"-i"}, false, "", false, false, true, "", ""},
-		{[]string{}, false, "", false, false, false, "", ""},
-		{[]string{"-", "x"}, false, "", true, false, false, "", "x"},
-	}
-	for _, tc := range cases {
-		sa := ParseShellArgs(tc.args)
-		if sa.HasCommand != tc.hasCommand || sa.Command != tc.command || sa.Script != tc.script || sa.ReadStdin != tc.stdin ||
-			sa.Interactive != tc.interactive || strings.Join(sa.Options, " ") != tc.options || strings.Join(sa.Positional, " ") != tc.positional {
-			t.Errorf("%q: %+v", tc.args, sa)
-		}
-	}
-}
-
-func cut(t testing.TB, in string) []string {
-	s := newSubmissions(strings.NewReader(in))
-	var out []string
-	for {
-		src, ok := s.next()
-		if !ok {
-			return out
-		}
-		out = append(out, src)
-	}
-}
-
-func TestSubmissions(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"a\nb\n", []string{"a\n", "b\n"}},
-		{"a; b\n", []string{"a; b\n"}},
-		{"last without newline", []string{"last without newline"}},
-		{"if true\nthen x\nfi\nnext\n", []string{"if true\nthen x\nfi\n", "next\n"}},
-		{"cat <<EOF\nbody\nEOF\nnext\n", []string{"cat <<EOF\nbody\nEOF\n", "next\n"}},
-		{"echo 'a\nb'\n", []string{"echo 'a\nb'\n"}},
-		{"ls \\\n -l\n", []string{"ls \\\n -l\n"}},
-		{"echo )\nafter\n", []string{"echo )\n", "after\n"}},
-		{"echo 'open\n", []string{"echo 'open\n"}},
-		{"\n# c\nx\n", []string{"\n", "# c\n", "x\n"}},
-		{"f() {\n  x\n}\n", []string{"f() {\n  x\n}\n"}},
-		{strings.Repeat("y", 200000) + "\nz\n", []string{strings.Repeat("y", 200000) + "\n", "z\n"}},
-	}
-	for _, tc := range cases {
-		got := cut(t, tc.in)
-		if strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
-			t.Errorf("%.60q: got %.200q, want %.200q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func FuzzSubmissions(f *testing.F) {
-	for _, s := range []string{"a\nb", "if x\nthen y\nfi\n", "cat <<E\nx\nE\n", "echo )\n", "'\n", "$(\n)\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		// Cutting never loses or adds a byte.
-		if got := strings.Join(cut(t, in), ""); got != in {
-			t.Fatalf("%q cut and joined is %q", in, got)
-		}
-	})
-}
-
+// fakeGateway answers every invocation with status and records what it
+// was asked; RecordRefusal fails with recordErr.
 type fakeGateway struct {
-	answered [][]string
-	refused  []string
+	status    int
+	recordErr error
+	answered  [][]string
+	refused   []string
 }
 
 func (g *fakeGateway) Answer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g.answered = append(g.answered, args)
-	io.WriteString(stdout, "answered\n")
-	return 0
+	io.WriteString(stdout, "answered "+strings.Join(args, "|")+"\n")
+	return g.status
 }
 
 func (g *fakeGateway) RecordRefusal(ctx context.Context, args []string, reason string) error {
 	g.refused = append(g.refused, reason)
-	return nil
+	return g.recordErr
 }
 
 func TestRespond(t *testing.T) {
+	cases := []struct {
+		name     string
+		src      string
+		gw       *fakeGateway // nil: no gateway
+		nested   bool
+		status   int
+		stdout   string
+		stderr   []string // lines that must be on stderr, in this order
+		answered string   // the words the gateway was asked to answer
+		refused  int      // refusals it recorded
+	}{
+		{
+			name: "answered", src: `spear-capability invoke t/x '{"a": 1}'`, gw: &fakeGateway{},
+			stdout: "answered invoke|t/x|{\"a\": 1}\n", answered: `invoke|t/x|{"a": 1}`,
+		},
+		{
+			name: "the gateway's status", src: "spear-capability describe t/x", gw: &fakeGateway{status: 3},
+			status: 3, stdout: "answered describe|t/x\n", answered: "describe|t/x",
+		},
+		{
+			name: "refused and recorded", src: "spear-capability list | cat", gw: &fakeGateway{},
+			status: 2, refused: 1,
+			stderr: []string{
+				"spear-capability: refused: spear-capability is part of a pipeline (|); it must stand alone (line 1, column 1)",
+				"spear-capability: hint: write it alone on one line: spear-capability list",
+			},
+		},
+		{
+			name: "refused, the record fails", src: "X=1 spear-capability list", gw: &fakeGateway{recordErr: errors.New("the audit trail cannot be written")},
+			status: 2, refused: 1,
+			stderr: []string{
+				"spear-capability: warning: the audit trail cannot be written",
+				"spear-capability: refused: spear-capability is preceded by the assignment X=1",
+			},
+		},
+		{
+			name: "refused before it is known to be nested", src: "env spear-capability list", gw: &fakeGateway{}, nested: true,
+			status: 2, refused: 1, stderr: []string{`spear-capability: refused: spear-capability runs behind "env"`},
+		},
+		{
+			name: "refused without a gateway", src: "spear-capability list &",
+			status: 2, stderr: []string{"spear-capability: refused: spear-capability is sent to the background"},
+		},
+		{
+			name: "nested", src: "spear-capability list", gw: &fakeGateway{}, nested: true,
+			status: 2, stderr: []string{shellparse.Name + " was run by the turn's shell", "  " + shellparse.GenericHint},
+		},
+		{
+			name: "no gateway", src: "spear-capability list",
+			status: 2, stderr: []string{"spear-capability: refused: no capability gateway is configured for this terminal"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ic := &Interceptor{}
+			if tc.gw != nil {
+				ic.Gateway = tc.gw
+			}
+			asked := 0
+			ic.Nested = func() bool { asked++; return tc.nested }
+			var stdout, stderr bytes.Buffer
+			status := ic.Respond(context.Background(), shellparse.Classify(tc.src), &stdout, &stderr)
+			if status != tc.status || stdout.String() != tc.stdout {
+				t.Errorf("status %d, stdout %q; want %d, %q", status, stdout.String(), tc.status, tc.stdout)
+			}
+			rest := stderr.String()
+			for _, line := range tc.stderr {
+				i := strings.Index(rest, line)
+				if i < 0 {
+					t.Fatalf("stderr %q does not go on with %q", stderr.String(), line)
+				}
+				rest = rest[i+len(line):]
+			}
+			if len(tc.stderr) == 0 && stderr.Len() > 0 {
+				t.Errorf("stderr %q, want nothing", stderr.String())
+			}
+			if tc.gw != nil {
+				var answered []string
+				for _, a := range tc.gw.answered {
+					answered = append(answered, strings.Join(a, "|"))
+				}
+				if strings.Join(answered, " ") != tc.answered || len(tc.gw.refused) != tc.refused {
+					t.Errorf("answered %q, recorded %d refusals; want %q, %d", answered, len(tc.gw.refused), tc.answered, tc.refused)
+				}
+			}
+			if shellparse.Classify(tc.src).Kind == shellparse.Refused && asked > 0 {
+				t.Errorf("a refusal asked whether spear-term is nested")
+			}
+		})
+	}
+}
+
+func TestRespondNilNested(t *testing.T) {
 	g := &fakeGateway{}
-	ic := &Interceptor{Gateway: g}
-	var out, errb bytes.Buffer
-	if st := ic.Respond(context.Background(), shellparse.Classify("spear-capability list"), &out, &errb); st != 0 || out.String() != "answered\n" {
-		t.Errorf("invocation: %d %q", st, out.String())
+	var stdout, stderr bytes.Buffer
+	if st := (&Interceptor{Gateway: g}).Respond(context.Background(), shellparse.Classify("spear-capability list"), &stdout, &stderr); st != 0 || len(g.answered) != 1 {
+		t.Errorf("status %d, answered %v; a nil Nested means never nested", st, g.answered)
 	}
-	out.Reset()
-	if st := ic.Respond(context.Background(), shellparse.Classify("spear-capability list | cat"), &out, &errb); st != 2 || len(g.refused) != 1 || !strings.Contains(errb.String(), "spear-capability: refused: ") {
-		t.Errorf("refusal: %d %q %v", st, errb.String(), g.refused)
-	}
-	errb.Reset()
-	nested := &Interceptor{Gateway: g, Nested: func() bool { return true }}
-	if st := nested.Respond(context.Background(), shellparse.Classify("spear-capability list"), &out, &errb); st != 2 || !strings.Contains(errb.String(), "does nothing") || len(g.answered) != 1 {
-		t.Errorf("nested: %d %q", st, errb.String())
-	}
-	errb.Reset()
-	none := &Interceptor{}
-	if st := none.Respond(context.Background(), shellparse.Classify("spear-capability list"), &out, &errb); st != 2 || !strings.Contains(errb.String(), "no capability gateway is configured") {
-		t.Errorf("no gateway: %d %q", st, errb.String())
+}
+
+func TestRealShell(t *testing.T) {
+	for set, want := range map[string]string{"": "/bin/bash", "/opt/bash": "/opt/bash"} {
+		if got := realShell(func(k string) string {
+			if k == "SPEAR_REAL_SHELL" {
+				return set
+			}
+			return ""
+		}); got != want {
+			t.Errorf("SPEAR_REAL_SHELL=%q: %q, want %q", set, got, want)
+		}
 	}
 }

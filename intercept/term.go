@@ -85,7 +85,9 @@ trap : INT
 type shell struct {
 	cmd    *exec.Cmd
 	script *os.File      // we write submissions here
-	status *bufio.Reader // it reports each status here
+	status chan int      // it reports each status here; closed when that ends
+	exited chan struct{} // closed once it has exited and been reaped
+	err    error         // what reaping it returned, once exited is closed
 }
 
 func (t *Shim) startShell(sa ShellArgs) (*shell, error) {
@@ -114,7 +116,12 @@ func (t *Shim) startShell(sa ShellArgs) (*shell, error) {
 		closeFiles(scriptW, statusR)
 		return nil, err
 	}
-	sh := &shell{cmd: cmd, script: scriptW, status: bufio.NewReader(statusR)}
+	sh := &shell{cmd: cmd, script: scriptW, status: make(chan int), exited: make(chan struct{})}
+	go func() {
+		sh.err = cmd.Wait()
+		close(sh.exited)
+	}()
+	go sh.readStatus(statusR)
 	if _, err := io.WriteString(scriptW, prelude); err != nil {
 		return nil, err
 	}
@@ -141,15 +148,37 @@ func (sh *shell) run(src string) (status int, alive bool) {
 	if _, err := io.WriteString(sh.script, block); err != nil {
 		return 0, false
 	}
-	line, err := sh.status.ReadString('\n')
-	if err != nil {
+	// A command the shell left running may hold the status pipe open
+	// after the shell itself has gone.
+	select {
+	case n, ok := <-sh.status:
+		return n, ok
+	case <-sh.exited:
 		return 0, false
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		return 0, false
+}
+
+// readStatus passes on each status the shell reports, until the pipe ends,
+// a line is not a status, or the shell has exited.
+func (sh *shell) readStatus(r *os.File) {
+	defer r.Close()
+	defer close(sh.status)
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(line))
+		if err != nil {
+			return
+		}
+		select {
+		case sh.status <- n:
+		case <-sh.exited:
+			return
+		}
 	}
-	return n, true
 }
 
 func newDelimiter(src string) string {
@@ -163,10 +192,12 @@ func newDelimiter(src string) string {
 	}
 }
 
-// wait ends the shell and returns its exit status.
+// wait ends the shell and returns its exit status: 128 plus the signal's
+// number when a signal ended it.
 func (sh *shell) wait() int {
 	sh.script.Close()
-	err := sh.cmd.Wait()
+	<-sh.exited
+	err := sh.err
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -203,10 +234,24 @@ func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
 
 	report := t.statusReporter()
 	last := 0
-	subs := newSubmissions(t.Stdin)
+	done := make(chan struct{})
+	defer close(done)
+	subs := readSubmissions(t.Stdin, done)
 	for {
-		src, ok := subs.next()
-		if !ok {
+		// The shell can end while stdin stays open and silent (a signal,
+		// a command of its own); then stdin is not read any further.
+		var src string
+		more := true
+		select {
+		case src, more = <-subs:
+		case <-sh.exited:
+		}
+		if sh.hasExited() {
+			last = sh.wait()
+			report(last)
+			return last
+		}
+		if !more {
 			break
 		}
 		if strings.TrimSpace(src) == "" {
@@ -230,6 +275,39 @@ func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
 	}
 	sh.wait()
 	return last
+}
+
+// hasExited reports whether the shell has exited.
+func (sh *shell) hasExited() bool {
+	select {
+	case <-sh.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// readSubmissions sends each submission read from r on the channel it
+// returns, and closes it at the end of input. It stops sending once done is
+// closed, but a read already waiting on r goes on waiting.
+func readSubmissions(r io.Reader, done <-chan struct{}) <-chan string {
+	out := make(chan string)
+	go func() {
+		defer close(out)
+		subs := newSubmissions(r)
+		for {
+			src, ok := subs.next()
+			if !ok {
+				return
+			}
+			select {
+			case out <- src:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // statusReporter writes each submission's exit status: as a bare number on

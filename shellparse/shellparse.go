@@ -495,12 +495,14 @@ func unquotedLit(b *strings.Builder, s string, first bool) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
+		case c == '\\' && i+1 == len(s):
+			// Only the end of the text can follow a backslash that ends
+			// a literal, and bash -c keeps one that escapes nothing.
+			b.WriteByte(c)
 		case c == '\\':
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					b.WriteByte(s[i])
-				}
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
 			}
 		case c == '*' || c == '?' || c == '[':
 			return "pathname expansion (the glob character " + string(c) + ")"

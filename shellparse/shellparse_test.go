@@ -56,6 +56,7 @@ var rows = []row{
 	{"spear-capability invoke t/x '" + strings.Repeat("x", 5000) + "'", I, "invoke|t/x|" + strings.Repeat("x", 5000)},
 	{`spear-capability --help`, I, "--help"},
 	{"\tspear-capability\tlist", I, "list"},
+	{`spear-capability invoke t/x a\`, I, `invoke|t/x|a\`}, // bash -c keeps a backslash that escapes nothing
 
 	// Ordinary text: the name where no shell runs it.
 	{"", O, ""},
@@ -112,6 +113,7 @@ var rows = []row{
 	{"echo \x00", O, ""},
 	{"echo hi\r\n", O, ""},
 	{"echo \"spear-\"capability", O, ""},
+	{`spear-capability\`, O, ""}, // bash -c looks for a command named spear-capability\
 
 	// Command positions.
 	{"echo a; spear-capability list", R, "other commands"},

@@ -3,14 +3,21 @@ package turnshell
 import (
 	"os"
 	"os/exec"
+	"slices"
+	"spear/internal/procs"
 	"strings"
 	"testing"
 )
 
 func TestChildEnv(t *testing.T) {
-	env := ChildEnv([]string{"A=1", Marker + "=old", "B=2"})
-	if strings.Join(env, " ") != "A=1 B=2 "+Marker+"=1" {
-		t.Errorf("ChildEnv = %v", env)
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"A=1", Marker + "=old", "B=2"}, []string{"A=1", "B=2", Marker + "=1"}},
+		{nil, []string{Marker + "=1"}},
+		{[]string{Marker + "X=2", "B="}, []string{Marker + "X=2", "B=", Marker + "=1"}},
+	} {
+		if got := ChildEnv(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("ChildEnv(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -58,5 +65,18 @@ func TestInsideByAncestor(t *testing.T) {
 	out, _ = cmd.CombinedOutput()
 	if !strings.Contains(string(out), "status 0") {
 		t.Errorf("under a spear-term ancestor, Inside was false: %s", out)
+	}
+}
+
+func TestInsideNoMarker(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if !Inside(env(map[string]string{Marker: "1"})) {
+		t.Error("the marker is set, but not inside a turn's shell")
+	}
+	if slices.Contains(procs.Ancestors(os.Getpid()), TermName) {
+		t.Skip("the test itself runs under spear-term")
+	}
+	if Inside(env(nil)) {
+		t.Error("no marker and no spear-term among the ancestors, but inside a turn's shell")
 	}
 }

@@ -30,7 +30,10 @@ func newAudit(e *env) *cobra.Command {
 		Long: `audit prints the audit trail (SPEAR_AUDIT_FILE), one event a line:
 time, session/turn, event, then the event's fields. --json prints the
 matching lines as they are stored. --since takes a duration (30m, 2h) or an
-RFC 3339 time. --follow keeps printing events as they are appended.`,
+RFC 3339 time. --follow keeps printing events as they are appended.
+
+A line that cannot be read is reported on stderr with its number, and the
+rest is still shown; audit then exits with status 1.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAudit(cmd, e, o) },
 	}
@@ -72,12 +75,19 @@ func runAudit(cmd *cobra.Command, e *env, o auditOptions) error {
 		_, err := fmt.Fprintln(e.stdout, audit.Format(en))
 		return err
 	}
+	// A line that does not decode is reported with its number, and the
+	// rest is still shown; that any was found shows in the exit status.
+	badLines := 0
+	bad := func(le *audit.LineError) {
+		badLines++
+		fmt.Fprintf(e.stderr, "spear-capability: audit: %v\n", le)
+	}
 	if !o.follow {
 		defer f.Close()
-		if err := audit.Read(f, show); err != nil {
+		if err := audit.Read(f, show, bad); err != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", path, err)}
 		}
-		return nil
+		return badLinesError(badLines, path)
 	}
 	var r io.Reader
 	if f != nil {
@@ -87,5 +97,21 @@ func runAudit(cmd *cobra.Command, e *env, o auditOptions) error {
 	// Ctrl-C (or SIGTERM) ends following; that is how it is meant to end.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return audit.Follow(ctx, path, r, 200*time.Millisecond, show)
+	if err := audit.Follow(ctx, path, r, 200*time.Millisecond, show, bad); err != nil {
+		return err
+	}
+	return badLinesError(badLines, path)
+}
+
+// badLinesError is the exit error of an audit that met n lines it could not
+// read, or nil when it met none.
+func badLinesError(n int, path string) error {
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return &exitError{code: 1, msg: fmt.Sprintf("audit: 1 line of %s could not be read; the rest is shown", path)}
+	default:
+		return &exitError{code: 1, msg: fmt.Sprintf("audit: %d lines of %s could not be read; the rest is shown", n, path)}
+	}
 }
