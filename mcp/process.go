@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"spear/internal/procs"
 )
 
 // process is a started server: its pipes, its process group and its state.
@@ -179,16 +181,7 @@ func (p *process) exitedWithin(d time.Duration) bool {
 // process group, and a final SIGKILL to the group ends anything the server
 // left behind. stop never blocks for more than about 2×grace plus a second.
 func (p *process) stop(grace time.Duration) {
-	p.stdin.Close()
-	if !p.exitedWithin(grace) {
-		syscall.Kill(-p.pgid, syscall.SIGTERM)
-		if !p.exitedWithin(grace) {
-			syscall.Kill(-p.pgid, syscall.SIGKILL)
-		}
-	}
-	// Whatever is left in the group (grandchildren) goes too.
-	syscall.Kill(-p.pgid, syscall.SIGKILL)
-	p.exitedWithin(time.Second)
+	procs.StopGroup(p.pgid, p.stdin, p.waited, grace)
 	// Let stderr drain what the group wrote, then close our ends so no
 	// reader can stay blocked on a pipe a stray process still holds.
 	select {
