@@ -16,7 +16,8 @@ func (e *VersionError) Error() string {
 }
 
 // TimeoutError reports a request that passed its deadline. The server has
-// been sent notifications/cancelled (except for initialize) and stopped.
+// been sent notifications/cancelled (except for initialize) and the
+// connection closed.
 type TimeoutError struct {
 	Method string
 	After  time.Duration
@@ -50,7 +51,10 @@ func (e *RPCError) Error() string {
 // while the client still expected an answer. Stderr is the bounded tail of
 // what the server wrote to its stderr.
 type ExitError struct {
-	State  string // how the process ended, such as "exit status 1", or "still running"
+	// State says how the process ended, such as "exit status 1", or
+	// "still running"; over a connection (NewClient), how the connection
+	// ended, such as "connection closed".
+	State  string
 	Stderr string
 }
 

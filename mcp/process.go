@@ -14,6 +14,8 @@ import (
 )
 
 // process is a started server: its pipes, its process group and its state.
+// As an io.ReadWriteCloser it is the stdio transport: it reads the
+// server's stdout, writes its stdin, and Close stops it.
 type process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File // our end of the server's stdin
@@ -21,6 +23,7 @@ type process struct {
 	stderr *os.File // our end of the server's stderr
 	tail   *tailBuffer
 	pgid   int
+	grace  time.Duration // how long Close waits for each step
 
 	waited  chan struct{} // closed once the server has been reaped
 	waitErr error
@@ -94,6 +97,7 @@ func startProcess(opts *Options) (*process, error) {
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
 		tail:    newTailBuffer(opts.stderrTail()),
 		pgid:    cmd.Process.Pid,
+		grace:   opts.CloseGrace,
 		waited:  make(chan struct{}),
 		drained: make(chan struct{}),
 	}
@@ -103,6 +107,18 @@ func startProcess(opts *Options) (*process, error) {
 	}()
 	go p.drainStderr(opts.Stderr)
 	return p, nil
+}
+
+// Read reads what the server writes to its stdout.
+func (p *process) Read(b []byte) (int, error) { return p.stdout.Read(b) }
+
+// Write writes to the server's stdin.
+func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+
+// Close stops the server (see stop) and returns nil.
+func (p *process) Close() error {
+	p.stop(p.grace)
+	return nil
 }
 
 // lookPath finds name in the directories of path, as a shell would.
