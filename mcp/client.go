@@ -100,6 +100,18 @@ const maxServerRequests = 64
 
 // Client is a connection to one server. Its methods are safe for
 // concurrent use.
+//
+// A request that gets no answer within Options.Timeout fails with a
+// *TimeoutError. One whose ctx ends first fails with an error that wraps
+// ctx.Err(), so that errors.Is(err, context.Canceled) or
+// errors.Is(err, context.DeadlineExceeded) holds, and never with a
+// *TimeoutError: the ctx and its deadline are the caller's and say nothing
+// about the server. Either way the server is sent notifications/cancelled
+// (except for initialize), and the connection ends with that error and is
+// closed. A ctx that has ended before the request is sent ends nothing.
+//
+// Once the connection has ended, every request fails: after Close with
+// ErrClosed, otherwise with Err, the reason it ended.
 type Client struct {
 	opts Options
 	conn io.ReadWriteCloser // what the messages go over
@@ -114,6 +126,7 @@ type Client struct {
 	pending map[int64]chan *message
 	done    chan struct{} // closed when the connection ends
 	err     error         // why it ended
+	closed  bool          // Close has been called
 
 	closeOnce sync.Once
 	readDone  chan struct{}
@@ -431,14 +444,23 @@ func (c *Client) notify(method string, params any) error {
 	return c.write(msg)
 }
 
-// call sends a request and waits for its answer, the deadline, ctx or the
-// end of the connection, whichever comes first.
+// call sends a request and waits for its answer, the request's timeout,
+// the end of ctx or the end of the connection, whichever comes first; the
+// Client's doc says what each of these returns.
 func (c *Client) call(ctx context.Context, method string, params any, out any) error {
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, err)
 	}
 	id := c.nextID
 	c.nextID++
@@ -473,11 +495,13 @@ func (c *Client) call(ctx context.Context, method string, params any, out any) e
 			return c.Err()
 		}
 	case <-timer.C:
-		c.abandon(id, method, fmt.Sprintf("timed out after %s", c.opts.Timeout))
-		return &TimeoutError{Method: method, After: c.opts.Timeout}
+		err := &TimeoutError{Method: method, After: c.opts.Timeout}
+		c.abandon(id, method, fmt.Sprintf("timed out after %s", c.opts.Timeout), err)
+		return err
 	case <-ctx.Done():
-		c.abandon(id, method, "cancelled by the client")
-		return fmt.Errorf("%s: %w", method, ctx.Err())
+		err := fmt.Errorf("%s: %w", method, ctx.Err())
+		c.abandon(id, method, "cancelled by the client", err)
+		return err
 	}
 	if m.Error != nil {
 		return &RPCError{Method: method, Code: m.Error.Code, Message: m.Error.Message}
@@ -492,12 +516,12 @@ func (c *Client) call(ctx context.Context, method string, params any, out any) e
 }
 
 // abandon gives up on a request: it tells the server (initialize is never
-// cancelled), ends the connection and closes it.
-func (c *Client) abandon(id int64, method, reason string) {
+// cancelled), ends the connection with err and closes it.
+func (c *Client) abandon(id int64, method, reason string, err error) {
 	if method != "initialize" {
 		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
 	}
-	c.fail(&TimeoutError{Method: method, After: c.opts.Timeout})
+	c.fail(err)
 	c.stop()
 }
 
@@ -612,8 +636,13 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 
 // Close ends the connection: it stops a started server and everything in
 // its process group and reaps it, or closes the connection given to
-// NewClient. It is safe to call more than once and never blocks for long.
+// NewClient. Requests in progress and later ones fail with ErrClosed.
+// Close is safe to call more than once, never blocks for long and returns
+// nil.
 func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	c.fail(ErrClosed)
 	c.stop()
 	return nil

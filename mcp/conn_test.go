@@ -153,12 +153,49 @@ func TestConn(t *testing.T) {
 		{name: "server not reading", args: []string{"-start-delay", "1m"}, opts: func(o *Options) { o.Timeout = 200 * time.Millisecond },
 			run: initialize, want: as[*ProtocolError], wantText: "did not read its input within 200ms", closes: true},
 		{name: "cancel", args: []string{"-hang-at", "tools/call"}, run: cancelAfter(100 * time.Millisecond),
-			want: func(err error) bool { return errors.Is(err, context.Canceled) }, closes: true,
+			want:     func(err error) bool { return errors.Is(err, context.Canceled) && !as[*TimeoutError](err) },
+			wantText: "tools/call: context canceled", closes: true,
 			recorded: []string{`"method":"notifications/cancelled","params":\{"reason":"cancelled by the client","requestId":1\}`}},
+		{name: "ctx deadline", args: []string{"-hang-at", "tools/call"},
+			run: afterInit(func(ctx context.Context, c *Client) error {
+				ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+				defer cancel()
+				_, err := c.CallTool(ctx, "echo", nil)
+				return err
+			}),
+			want: func(err error) bool { return errors.Is(err, context.DeadlineExceeded) && !as[*TimeoutError](err) }, closes: true,
+			recorded: []string{`"method":"notifications/cancelled"`}},
+		{name: "ctx ended before the request", run: afterInit(func(ctx context.Context, c *Client) error {
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, err := c.CallTool(done, "echo", nil); !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("call with a cancelled ctx: %v", err)
+			}
+			_, err := c.CallTool(ctx, "echo", nil) // nothing was sent, nothing ended
+			return err
+		}), unrecorded: "cancelled"},
 		{name: "server ends at initialize", args: []string{"-exit-at", "initialize"}, run: initialize,
 			want: as[*ExitError], wantText: "server closed its output (fake-mcp ended with status 3)"},
 		{name: "server ends mid-request", args: []string{"-exit-at", "tools/call"}, run: callTool("echo", `{}`, ""),
 			want: as[*ExitError], wantText: "status 3"},
+		{name: "closed", run: afterInit(func(ctx context.Context, c *Client) error {
+			c.Close()
+			_, err := c.ListTools(ctx)
+			return err
+		}), want: func(err error) bool { return errors.Is(err, ErrClosed) && !as[*ProtocolError](err) }, closes: true},
+		{name: "closed mid-request", args: []string{"-hang-at", "tools/call"}, run: afterInit(func(ctx context.Context, c *Client) error {
+			time.AfterFunc(100*time.Millisecond, func() { c.Close() })
+			_, err := c.CallTool(ctx, "echo", nil)
+			return err
+		}), want: func(err error) bool { return errors.Is(err, ErrClosed) }, closes: true},
+		{name: "closed after the server ended", args: []string{"-exit-at", "tools/list"}, run: afterInit(func(ctx context.Context, c *Client) error {
+			if _, err := c.ListTools(ctx); !as[*ExitError](err) {
+				return fmt.Errorf("list: %v", err)
+			}
+			c.Close()
+			_, err := c.CallTool(ctx, "echo", nil)
+			return err
+		}), want: func(err error) bool { return errors.Is(err, ErrClosed) }, closes: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,7 +253,7 @@ func TestConnectConn(t *testing.T) {
 	if !conn.isClosed() {
 		t.Fatal("Close did not close the connection")
 	}
-	if err := c.Err(); err != ErrClosed {
+	if err := c.Err(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Err() = %v", err)
 	}
 
@@ -281,6 +318,37 @@ func TestServerRequestsWithoutReading(t *testing.T) {
 		t.Fatal("the connection did not end")
 	}
 	if err := c.Err(); !as[*ProtocolError](err) || !strings.Contains(err.Error(), "without reading the answers") {
+		t.Fatalf("Err() = %v", err)
+	}
+}
+
+func TestCloseStartedClient(t *testing.T) {
+	c, err := Start(fake())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := c.Initialize(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v", err)
+	}
+	assertGone(t, c.Pid())
+}
+
+func TestCancelStartedClient(t *testing.T) {
+	rec := t.TempDir() + "/rec"
+	c := connect(t, fake("-hang-at", "tools/call", "-record", rec))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := c.CallTool(ctx, "echo", nil)
+	if !errors.Is(err, context.Canceled) || as[*TimeoutError](err) {
+		t.Fatalf("err = %v", err)
+	}
+	assertGone(t, c.Pid())
+	data, _ := os.ReadFile(rec)
+	if !strings.Contains(string(data), `"reason":"cancelled by the client"`) {
+		t.Fatalf("no cancellation recorded:\n%s", data)
+	}
+	if err := c.Err(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Err() = %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -15,9 +16,10 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("server answered protocol version %q; only %s is supported", e.Got, ProtocolVersion)
 }
 
-// TimeoutError reports a request that passed its deadline. The server has
-// been sent notifications/cancelled (except for initialize) and the
-// connection closed.
+// TimeoutError reports a request that got no answer within
+// Options.Timeout. The server has been sent notifications/cancelled (except
+// for initialize) and the connection closed. A request whose ctx ends first
+// returns an error wrapping ctx.Err() instead, never a *TimeoutError.
 type TimeoutError struct {
 	Method string
 	After  time.Duration
@@ -77,4 +79,4 @@ func (e *StartError) Error() string { return fmt.Sprintf("starting %s: %v", e.Co
 func (e *StartError) Unwrap() error { return e.Err }
 
 // ErrClosed is returned by requests on a client that has been closed.
-var ErrClosed = &ProtocolError{Msg: "client is closed"}
+var ErrClosed = errors.New("client is closed")
