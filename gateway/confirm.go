@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"spear/deploy"
+	"spear/internal/procs"
 	"spear/present"
 )
 
@@ -34,7 +35,7 @@ func confirm(ctx context.Context, command string, req []byte, limit time.Duratio
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { return procs.KillGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
 	switch {

@@ -120,12 +120,16 @@ func failure(p *deploy.Provider, phase string, err error) *outcome.Unavailable {
 	case errors.As(err, &ee):
 		u.Reason = "exited during " + method
 		u.Detail = (&mcp.ExitError{State: ee.State}).Error() // its stderr is the deployment's own
+	case errors.Is(err, mcp.ErrClosed):
+		u.Reason = "was closed during " + method
 	case errors.As(err, &pe):
 		u.Reason = "broke the protocol during " + method
 	case errors.As(err, &re):
 		u.Reason = fmt.Sprintf("answered %s with an error", method)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.Canceled):
 		u.Reason = "was cancelled during " + method
+	case errors.Is(err, context.DeadlineExceeded):
+		u.Reason = "ran out of time during " + method
 	default:
 		u.Reason = "failed during " + method
 	}

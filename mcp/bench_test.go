@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"spear/internal/fakemcp"
 )
 
 // BenchmarkCallRoundTrip is one tools/call on a started, initialized server.
@@ -50,5 +52,22 @@ func BenchmarkConnectCallClose(b *testing.B) {
 			b.Fatal(err)
 		}
 		c.Close()
+	}
+}
+
+// BenchmarkCallRoundTripPipe is one tools/call over io.Pipe to the fake
+// server in this process: the client's own cost, without a process.
+func BenchmarkCallRoundTripPipe(b *testing.B) {
+	c, err := ConnectConn(context.Background(), fakemcp.Pipe(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := json.RawMessage(`{"text":"hi"}`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.CallTool(context.Background(), "echo", args); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

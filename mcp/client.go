@@ -23,7 +23,9 @@ const (
 )
 
 // Options says which server to start and how to talk to it. The zero value
-// of every field but Command is usable.
+// of every field but Command is usable. A client over a connection of the
+// caller's (NewClient) starts nothing and uses only Timeout, MaxMessage,
+// MaxPages, MaxTools and ClientInfo.
 type Options struct {
 	// Command is the server's argument list; a bare name is looked up in
 	// the PATH the server is given.
@@ -91,39 +93,55 @@ func (o *Options) withDefaults() Options {
 	return c
 }
 
-// Client is a connection to one started server. Its methods are safe for
+// maxServerRequests bounds the answers to the server's own requests that
+// wait to be written: a server that keeps asking without reading the
+// answers breaks the protocol.
+const maxServerRequests = 64
+
+// Client is a connection to one server. Its methods are safe for
 // concurrent use.
+//
+// A request that gets no answer within Options.Timeout fails with a
+// *TimeoutError. One whose ctx ends first fails with an error that wraps
+// ctx.Err(), so that errors.Is(err, context.Canceled) or
+// errors.Is(err, context.DeadlineExceeded) holds, and never with a
+// *TimeoutError: the ctx and its deadline are the caller's and say nothing
+// about the server. Either way the server is sent notifications/cancelled
+// (except for initialize), and the connection ends with that error and is
+// closed. A ctx that has ended before the request is sent ends nothing.
+//
+// Once the connection has ended, every request fails: after Close with
+// ErrClosed, otherwise with Err, the reason it ended.
 type Client struct {
 	opts Options
-	proc *process
+	conn io.ReadWriteCloser // what the messages go over
+	proc *process           // the server behind conn, when Start started it
 
-	writeMu sync.Mutex
+	queueMu   sync.Mutex
+	lastWrite chan struct{} // closed once the last queued write is done
+	answers   chan struct{} // one token per answer to the server waiting to be written
 
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan *message
 	done    chan struct{} // closed when the connection ends
 	err     error         // why it ended
+	closed  bool          // Close has been called
 
 	closeOnce sync.Once
 	readDone  chan struct{}
 	init      *InitializeResult
 }
 
-// Start starts the server. It does not initialize it; see Connect.
+// Start starts the server as a child process and speaks to it over its
+// stdin and stdout. It does not initialize it; see Connect.
 func Start(opts Options) (*Client, error) {
 	o := opts.withDefaults()
 	p, err := startProcess(&o)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{
-		opts: o, proc: p,
-		pending:  map[int64]chan *message{},
-		done:     make(chan struct{}),
-		readDone: make(chan struct{}),
-	}
-	go c.readLoop()
+	c := newClient(p, p, o)
 	go c.watchExit()
 	return c, nil
 }
@@ -135,6 +153,40 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return initialized(ctx, c)
+}
+
+// NewClient returns a client that speaks to a server over conn, one
+// message per line each way, and owns conn from then on: Close, and any
+// error that ends the connection, close it. conn's Close must end a Read or
+// Write in progress, as io.Pipe's and net.Conn's do. NewClient does not
+// initialize the server; see ConnectConn.
+func NewClient(conn io.ReadWriteCloser, opts Options) *Client {
+	return newClient(conn, nil, opts.withDefaults())
+}
+
+// ConnectConn is NewClient followed by Initialize. On any error conn has
+// been closed.
+func ConnectConn(ctx context.Context, conn io.ReadWriteCloser, opts Options) (*Client, error) {
+	return initialized(ctx, NewClient(conn, opts))
+}
+
+func newClient(conn io.ReadWriteCloser, proc *process, opts Options) *Client {
+	c := &Client{
+		opts: opts, conn: conn, proc: proc,
+		lastWrite: make(chan struct{}),
+		answers:   make(chan struct{}, maxServerRequests),
+		pending:   map[int64]chan *message{},
+		done:      make(chan struct{}),
+		readDone:  make(chan struct{}),
+	}
+	close(c.lastWrite) // nothing to wait for before the first write
+	go c.readLoop()
+	return c
+}
+
+// initialized initializes c, or closes it and returns why it could not.
+func initialized(ctx context.Context, c *Client) (*Client, error) {
 	if _, err := c.Initialize(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -142,11 +194,23 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Stderr returns the bounded tail of what the server wrote to its stderr.
-func (c *Client) Stderr() string { return c.proc.tail.String() }
+// Stderr returns the bounded tail of what the server wrote to its stderr,
+// or "" for a client over a connection (NewClient).
+func (c *Client) Stderr() string {
+	if c.proc == nil {
+		return ""
+	}
+	return c.proc.tail.String()
+}
 
-// Pid returns the server's process id, which is also its process group id.
-func (c *Client) Pid() int { return c.proc.pgid }
+// Pid returns the server's process id, which is also its process group id,
+// or 0 for a client over a connection (NewClient).
+func (c *Client) Pid() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.pgid
+}
 
 // InitializeResult returns the server's answer to initialize, or nil.
 func (c *Client) InitializeResult() *InitializeResult {
@@ -173,8 +237,18 @@ func (c *Client) Err() error {
 	return c.err
 }
 
-func (c *Client) exitError() error {
-	return &ExitError{State: c.proc.state(), Stderr: c.proc.tail.String()}
+// endError says why the server's output ended, given the error that ended
+// reading or writing: for a process, how it exited (waiting a moment for
+// it); for a connection, how the connection ended.
+func (c *Client) endError(err error) error {
+	if c.proc != nil {
+		c.proc.exitedWithin(500 * time.Millisecond)
+		return &ExitError{State: c.proc.state(), Stderr: c.proc.tail.String()}
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return &ExitError{State: "connection closed"}
+	}
+	return &ExitError{State: err.Error()}
 }
 
 // watchExit ends the connection when the server exits, once the reader
@@ -185,12 +259,12 @@ func (c *Client) watchExit() {
 	case <-c.readDone:
 	case <-time.After(200 * time.Millisecond):
 	}
-	c.fail(c.exitError())
+	c.fail(c.endError(nil))
 }
 
 func (c *Client) readLoop() {
 	defer close(c.readDone)
-	r := bufio.NewReaderSize(c.proc.stdout, 64<<10)
+	r := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
 		line, err := readLine(r, c.opts.MaxMessage)
 		if err != nil {
@@ -200,9 +274,8 @@ func (c *Client) readLoop() {
 				c.stop()
 				return
 			}
-			// End of output: say how the process ended, if it has.
-			c.proc.exitedWithin(500 * time.Millisecond)
-			c.fail(c.exitError())
+			// End of output: say how the server or the connection ended.
+			c.fail(c.endError(err))
 			return
 		}
 		if len(trimSpace(line)) == 0 {
@@ -238,6 +311,12 @@ func (c *Client) readLoop() {
 
 // answerServerRequest answers ping with {} and every other request the
 // server makes with method-not-found: this client declares no capability.
+//
+// The answer takes its place in the queue of writes at once, ahead of
+// anything written after this message was read, but a goroutine of its own
+// writes it, so that reading never waits for writing: over a connection
+// without a buffer, such as io.Pipe, a server that writes several requests
+// before it reads again would otherwise wait for a reader that waits for it.
 func (c *Client) answerServerRequest(m *message) {
 	reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
 	if m.Method == "ping" {
@@ -245,7 +324,22 @@ func (c *Client) answerServerRequest(m *message) {
 	} else {
 		reply["error"] = wireError{Code: CodeMethodNotFound, Message: "method not found: " + m.Method}
 	}
-	c.write(reply)
+	data, err := encode(reply)
+	if err != nil {
+		return
+	}
+	select {
+	case c.answers <- struct{}{}:
+	default:
+		c.fail(&ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", maxServerRequests)})
+		c.stop()
+		return
+	}
+	prev, mine := c.queue()
+	go func() {
+		defer func() { <-c.answers }()
+		c.writeInTurn(prev, mine, data)
+	}()
 }
 
 // readLine reads one newline-terminated line of at most max bytes.
@@ -280,27 +374,66 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
-// write sends one message as one line. A server that stops reading its
-// stdin makes the write fail after the request timeout instead of hanging.
-func (c *Client) write(v any) error {
+// notReading is why the connection ends when a write outlasts the timeout.
+func (c *Client) notReading() error {
+	return &ProtocolError{Msg: fmt.Sprintf("server did not read its input within %s", c.opts.Timeout)}
+}
+
+// encode makes v one line of JSON.
+func encode(v any) ([]byte, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encoding message: %w", err)
+		return nil, fmt.Errorf("encoding message: %w", err)
 	}
-	data = append(data, '\n')
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	c.proc.stdin.SetWriteDeadline(time.Now().Add(c.opts.Timeout))
-	if _, err := c.proc.stdin.Write(data); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return &ProtocolError{Msg: fmt.Sprintf("server did not read its input within %s", c.opts.Timeout)}
-		}
-		if e := c.Err(); e != nil {
-			return e
-		}
-		return c.exitError()
+	return append(data, '\n'), nil
+}
+
+// write sends one message as one line, after the writes queued before it.
+func (c *Client) write(v any) error {
+	data, err := encode(v)
+	if err != nil {
+		return err
 	}
-	return nil
+	prev, mine := c.queue()
+	return c.writeInTurn(prev, mine, data)
+}
+
+// queue takes the next place in the queue of writes: the write waits for
+// prev to close, and closes mine when done.
+func (c *Client) queue() (prev, mine chan struct{}) {
+	c.queueMu.Lock()
+	defer c.queueMu.Unlock()
+	prev, mine = c.lastWrite, make(chan struct{})
+	c.lastWrite = mine
+	return prev, mine
+}
+
+// writeInTurn writes data once prev is closed, and then closes mine. A
+// server that stops reading its input makes the write fail after the
+// request timeout instead of hanging: the connection ends with a
+// *ProtocolError and is closed, which ends the write.
+func (c *Client) writeInTurn(prev, mine chan struct{}, data []byte) error {
+	defer close(mine)
+	<-prev
+	if err := c.Err(); err != nil {
+		return err
+	}
+	timer := time.AfterFunc(c.opts.Timeout, func() {
+		c.fail(c.notReading())
+		c.stop()
+	})
+	_, err := c.conn.Write(data)
+	if !timer.Stop() {
+		c.fail(c.notReading()) // unless the connection had already ended otherwise
+		return c.Err()
+	}
+	if err == nil {
+		return nil
+	}
+	if e := c.Err(); e != nil {
+		return e
+	}
+	return c.endError(err)
 }
 
 func (c *Client) notify(method string, params any) error {
@@ -311,14 +444,23 @@ func (c *Client) notify(method string, params any) error {
 	return c.write(msg)
 }
 
-// call sends a request and waits for its answer, the deadline, ctx or the
-// end of the connection, whichever comes first.
+// call sends a request and waits for its answer, the request's timeout,
+// the end of ctx or the end of the connection, whichever comes first; the
+// Client's doc says what each of these returns.
 func (c *Client) call(ctx context.Context, method string, params any, out any) error {
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, err)
 	}
 	id := c.nextID
 	c.nextID++
@@ -353,11 +495,13 @@ func (c *Client) call(ctx context.Context, method string, params any, out any) e
 			return c.Err()
 		}
 	case <-timer.C:
-		c.abandon(id, method, fmt.Sprintf("timed out after %s", c.opts.Timeout))
-		return &TimeoutError{Method: method, After: c.opts.Timeout}
+		err := &TimeoutError{Method: method, After: c.opts.Timeout}
+		c.abandon(id, method, fmt.Sprintf("timed out after %s", c.opts.Timeout), err)
+		return err
 	case <-ctx.Done():
-		c.abandon(id, method, "cancelled by the client")
-		return fmt.Errorf("%s: %w", method, ctx.Err())
+		err := fmt.Errorf("%s: %w", method, ctx.Err())
+		c.abandon(id, method, "cancelled by the client", err)
+		return err
 	}
 	if m.Error != nil {
 		return &RPCError{Method: method, Code: m.Error.Code, Message: m.Error.Message}
@@ -372,12 +516,12 @@ func (c *Client) call(ctx context.Context, method string, params any, out any) e
 }
 
 // abandon gives up on a request: it tells the server (initialize is never
-// cancelled) and stops it.
-func (c *Client) abandon(id int64, method, reason string) {
+// cancelled), ends the connection with err and closes it.
+func (c *Client) abandon(id int64, method, reason string, err error) {
 	if method != "initialize" {
 		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
 	}
-	c.fail(&TimeoutError{Method: method, After: c.opts.Timeout})
+	c.fail(err)
 	c.stop()
 }
 
@@ -490,14 +634,21 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	return &res, nil
 }
 
-// Close stops the server and everything in its process group and reaps it.
-// It is safe to call more than once and never blocks for long.
+// Close ends the connection: it stops a started server and everything in
+// its process group and reaps it, or closes the connection given to
+// NewClient. Requests in progress and later ones fail with ErrClosed.
+// Close is safe to call more than once, never blocks for long and returns
+// nil.
 func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	c.fail(ErrClosed)
 	c.stop()
 	return nil
 }
 
+// stop closes the connection, once.
 func (c *Client) stop() {
-	c.closeOnce.Do(func() { c.proc.stop(c.opts.CloseGrace) })
+	c.closeOnce.Do(func() { c.conn.Close() })
 }

@@ -1,11 +1,13 @@
 // Package mcp is a client for the tools part of the Model Context Protocol,
-// version 2025-06-18, over the stdio transport.
+// version 2025-06-18, over the stdio transport or any other connection.
 //
-// It starts a server as a child process in its own process group, with an
-// environment made of PATH, HOME and the variables the caller names, and
-// speaks newline-delimited JSON-RPC 2.0 to it: initialize, tools/list
-// (following its pagination) and tools/call. Every request has a deadline;
-// a server that misbehaves is answered with a typed error, never a panic, a
-// hang or unbounded memory. Close stops the server and everything in its
-// process group.
+// Start starts a server as a child process in its own process group, with
+// an environment made of PATH, HOME and the variables the caller names, and
+// speaks to it over its stdin and stdout; NewClient speaks over a
+// connection the caller already has, such as one end of an io.Pipe. Either
+// way the client speaks newline-delimited JSON-RPC 2.0: initialize,
+// tools/list (following its pagination) and tools/call. Every request has
+// a deadline; a server that misbehaves is answered with a typed error,
+// never a panic, a hang or unbounded memory. Close stops the server and
+// everything in its process group, or closes the connection.
 package mcp

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -15,8 +16,10 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("server answered protocol version %q; only %s is supported", e.Got, ProtocolVersion)
 }
 
-// TimeoutError reports a request that passed its deadline. The server has
-// been sent notifications/cancelled (except for initialize) and stopped.
+// TimeoutError reports a request that got no answer within
+// Options.Timeout. The server has been sent notifications/cancelled (except
+// for initialize) and the connection closed. A request whose ctx ends first
+// returns an error wrapping ctx.Err() instead, never a *TimeoutError.
 type TimeoutError struct {
 	Method string
 	After  time.Duration
@@ -50,7 +53,10 @@ func (e *RPCError) Error() string {
 // while the client still expected an answer. Stderr is the bounded tail of
 // what the server wrote to its stderr.
 type ExitError struct {
-	State  string // how the process ended, such as "exit status 1", or "still running"
+	// State says how the process ended, such as "exit status 1", or
+	// "still running"; over a connection (NewClient), how the connection
+	// ended, such as "connection closed".
+	State  string
 	Stderr string
 }
 
@@ -73,4 +79,4 @@ func (e *StartError) Error() string { return fmt.Sprintf("starting %s: %v", e.Co
 func (e *StartError) Unwrap() error { return e.Err }
 
 // ErrClosed is returned by requests on a client that has been closed.
-var ErrClosed = &ProtocolError{Msg: "client is closed"}
+var ErrClosed = errors.New("client is closed")

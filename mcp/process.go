@@ -9,9 +9,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"spear/internal/procs"
 )
 
 // process is a started server: its pipes, its process group and its state.
+// As an io.ReadWriteCloser it is the stdio transport: it reads the
+// server's stdout, writes its stdin, and Close stops it.
 type process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File // our end of the server's stdin
@@ -19,6 +23,7 @@ type process struct {
 	stderr *os.File // our end of the server's stderr
 	tail   *tailBuffer
 	pgid   int
+	grace  time.Duration // how long Close waits for each step
 
 	waited  chan struct{} // closed once the server has been reaped
 	waitErr error
@@ -92,6 +97,7 @@ func startProcess(opts *Options) (*process, error) {
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
 		tail:    newTailBuffer(opts.stderrTail()),
 		pgid:    cmd.Process.Pid,
+		grace:   opts.CloseGrace,
 		waited:  make(chan struct{}),
 		drained: make(chan struct{}),
 	}
@@ -101,6 +107,18 @@ func startProcess(opts *Options) (*process, error) {
 	}()
 	go p.drainStderr(opts.Stderr)
 	return p, nil
+}
+
+// Read reads what the server writes to its stdout.
+func (p *process) Read(b []byte) (int, error) { return p.stdout.Read(b) }
+
+// Write writes to the server's stdin.
+func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+
+// Close stops the server (see stop) and returns nil.
+func (p *process) Close() error {
+	p.stop(p.grace)
+	return nil
 }
 
 // lookPath finds name in the directories of path, as a shell would.
@@ -179,16 +197,7 @@ func (p *process) exitedWithin(d time.Duration) bool {
 // process group, and a final SIGKILL to the group ends anything the server
 // left behind. stop never blocks for more than about 2×grace plus a second.
 func (p *process) stop(grace time.Duration) {
-	p.stdin.Close()
-	if !p.exitedWithin(grace) {
-		syscall.Kill(-p.pgid, syscall.SIGTERM)
-		if !p.exitedWithin(grace) {
-			syscall.Kill(-p.pgid, syscall.SIGKILL)
-		}
-	}
-	// Whatever is left in the group (grandchildren) goes too.
-	syscall.Kill(-p.pgid, syscall.SIGKILL)
-	p.exitedWithin(time.Second)
+	procs.StopGroup(p.pgid, p.stdin, p.waited, grace)
 	// Let stderr drain what the group wrote, then close our ends so no
 	// reader can stay blocked on a pipe a stray process still holds.
 	select {

@@ -1,9 +1,19 @@
 // Package fakemcp is an MCP server for tests that speaks the stdio transport
 // by hand and can be told to misbehave in each way a client must survive.
+//
+// Main runs it as a process of its own (a test binary re-executing itself);
+// Serve and Pipe run it inside the test's process, over any reader and
+// writer, for tests that need no process. Some behaviours only make sense
+// for a process and Serve refuses them: flood-stderr (floods the process's
+// stderr), ignore-term (ignores SIGTERM and never exits) and grandchild
+// (starts a child process). In-process, -exit-at makes Serve return 3
+// instead of exiting, and the env tool reports the test process's own
+// environment.
 package fakemcp
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -11,8 +21,10 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,82 +40,107 @@ type ToolSpec struct {
 	Result      json.RawMessage `json:"result,omitempty"`
 }
 
+// Behaviours that -behave accepts. Those in processOnly need a process of
+// their own, which Main has and Serve does not.
+var (
+	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init"}
+	processOnly = []string{"flood-stderr", "ignore-term", "grandchild"}
+)
+
+// config is what the flags say.
+type config struct {
+	version    string
+	ntools     int
+	toolsFile  string
+	page       int
+	mode       map[string]bool
+	hangAt     string
+	exitAt     string
+	huge       int
+	record     string
+	startDelay time.Duration
+	callDelay  time.Duration
+	tag        string
+}
+
+// parseArgs reads the flags; what is wrong with them goes to diag.
+func parseArgs(args []string, diag io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("fake-mcp", flag.ContinueOnError)
+	fs.SetOutput(diag)
+	c := &config{mode: map[string]bool{}}
+	fs.StringVar(&c.version, "version", "2025-06-18", "protocol version to answer")
+	fs.IntVar(&c.ntools, "tools", 0, "also list this many generated tools")
+	fs.StringVar(&c.toolsFile, "tools-file", "", "JSON file {\"tools\": [ToolSpec…]} to serve")
+	fs.IntVar(&c.page, "page", 0, "tools per tools/list page (0: one page)")
+	behave := fs.String("behave", "", "comma-separated misbehaviours: "+strings.Join(behaviours, ", "))
+	fs.StringVar(&c.hangAt, "hang-at", "", "never answer this method")
+	fs.StringVar(&c.exitAt, "exit-at", "", "exit with status 3 on this method")
+	fs.IntVar(&c.huge, "huge", 0, "tools/list carries a description of this many bytes")
+	fs.StringVar(&c.record, "record", "", "append every received line to this file")
+	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep before reading anything")
+	fs.DurationVar(&c.callDelay, "call-delay", 0, "sleep before answering tools/call")
+	fs.StringVar(&c.tag, "tag", "", "a word the grandchild's command line carries, to find it by")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for _, b := range strings.Split(*behave, ",") {
+		if b == "" {
+			continue
+		}
+		if !slices.Contains(behaviours, b) {
+			err := fmt.Errorf("unknown behaviour %q; known are %s", b, strings.Join(behaviours, ", "))
+			fmt.Fprintln(diag, "fake-mcp:", err)
+			return nil, err
+		}
+		c.mode[b] = true
+	}
+	return c, nil
+}
+
+// needsProcess returns the first behaviour asked for that only a process
+// can have, or "".
+func (c *config) needsProcess() string {
+	for _, b := range processOnly {
+		if c.mode[b] {
+			return b
+		}
+	}
+	return ""
+}
+
 type server struct {
-	version      string
-	tools        []ToolSpec
-	page         int
-	mode         map[string]bool
-	hangAt       string
-	exitAt       string
-	huge         int
-	record       *os.File
-	callDelay    time.Duration
-	ignoreStdin  bool
-	out          io.Writer
-	mu           sync.Mutex
-	initAnswered bool
+	*config
+	tools  []ToolSpec
+	record *os.File
+	ctx    context.Context
+	cancel context.CancelFunc
+	calls  sync.WaitGroup // tools/call answers in progress
+
+	mu      sync.Mutex // one message at a time on out
+	out     io.Writer
+	stopped atomic.Bool // once set, nothing more is written
 }
 
 // Main runs the server on stdin and stdout with the given flags and returns
 // its exit status. Run it with -h for the list of behaviours.
 func Main(args []string) int {
-	fs := flag.NewFlagSet("fake-mcp", flag.ContinueOnError)
-	version := fs.String("version", "2025-06-18", "protocol version to answer")
-	ntools := fs.Int("tools", 0, "also list this many generated tools")
-	toolsFile := fs.String("tools-file", "", "JSON file {\"tools\": [ToolSpec…]} to serve")
-	page := fs.Int("page", 0, "tools per tools/list page (0: one page)")
-	behave := fs.String("behave", "", "comma-separated misbehaviours: notify-before-init, ping-before-init, weird-ids, batch, garbage, repeat-cursor, endless, flood-stderr, ignore-term, grandchild, no-newline, error-init")
-	hangAt := fs.String("hang-at", "", "never answer this method")
-	exitAt := fs.String("exit-at", "", "exit with status 3 on this method")
-	huge := fs.Int("huge", 0, "tools/list carries a description of this many bytes")
-	record := fs.String("record", "", "append every received line to this file")
-	startDelay := fs.Duration("start-delay", 0, "sleep before reading anything")
-	callDelay := fs.Duration("call-delay", 0, "sleep before answering tools/call")
-	tag := fs.String("tag", "", "a word the grandchild's command line carries, to find it by")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseArgs(args, os.Stderr)
+	if err != nil {
 		return 2
 	}
-	s := &server{version: *version, page: *page, mode: map[string]bool{}, hangAt: *hangAt, exitAt: *exitAt, huge: *huge, callDelay: *callDelay, out: os.Stdout}
-	for _, b := range strings.Split(*behave, ",") {
-		if b != "" {
-			s.mode[b] = true
-		}
+	s, err := newServer(context.Background(), cfg, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake-mcp:", err)
+		return 2
 	}
-	s.tools = builtinTools()
-	if *toolsFile != "" {
-		data, err := os.ReadFile(*toolsFile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "fake-mcp:", err)
-			return 2
-		}
-		var f struct {
-			Tools []ToolSpec `json:"tools"`
-		}
-		if err := json.Unmarshal(data, &f); err != nil {
-			fmt.Fprintln(os.Stderr, "fake-mcp: tools file:", err)
-			return 2
-		}
-		s.tools = f.Tools
-	}
-	for i := 0; i < *ntools; i++ {
-		s.tools = append(s.tools, ToolSpec{Name: fmt.Sprintf("tool%05d", i), Description: "generated tool", InputSchema: json.RawMessage(`{"type":"object"}`)})
-	}
-	if *record != "" {
-		f, err := os.OpenFile(*record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "fake-mcp:", err)
-			return 2
-		}
-		s.record = f
-	}
+	defer s.close()
 	if s.mode["ignore-term"] {
 		signal.Ignore(syscall.SIGTERM)
-		s.ignoreStdin = true
 	}
 	if s.mode["grandchild"] {
 		cmd := exec.Command("sleep", "300")
-		if *tag != "" {
-			cmd = exec.Command("sh", "-c", "sleep 300; : "+*tag)
+		if s.tag != "" {
+			cmd = exec.Command("sh", "-c", "sleep 300; : "+s.tag)
 		}
 		if err := cmd.Start(); err == nil {
 			fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
@@ -117,12 +154,145 @@ func Main(args []string) int {
 			}
 		}()
 	}
-	time.Sleep(*startDelay)
-	s.serve(os.Stdin)
-	if s.ignoreStdin {
+	status := s.run(os.Stdin)
+	if status == 0 && s.mode["ignore-term"] {
 		select {} // a server that closes nothing and ignores SIGTERM
 	}
-	return 0
+	return status
+}
+
+// Serve runs the server inside the calling process: it reads requests from
+// in and answers on out until in ends, and returns the status Main would
+// exit with. It takes Main's flags, but refuses (status 2) the behaviours
+// that need a process of their own: flood-stderr, ignore-term and
+// grandchild. -exit-at makes Serve return 3 at once instead of exiting.
+// Cancelling ctx cuts the server's waits short (-start-delay, -call-delay,
+// the sleep tool); it does not interrupt a read from in.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, args []string) int {
+	cfg, err := parseArgs(args, io.Discard)
+	if err != nil || cfg.needsProcess() != "" {
+		return 2
+	}
+	s, err := newServer(ctx, cfg, out)
+	if err != nil {
+		return 2
+	}
+	defer s.close()
+	status := s.run(in)
+	s.calls.Wait()
+	return status
+}
+
+// Pipe runs the server with args in this process, as Serve does, and
+// returns the client's end of the connection to it. Closing that end stops
+// the server and waits for it to return. When the server ends first
+// (-exit-at), reading from the client's end fails with an error that names
+// its status, and writing fails with io.ErrClosedPipe. Pipe panics on args
+// that Serve would refuse.
+func Pipe(args ...string) io.ReadWriteCloser {
+	var diag strings.Builder
+	cfg, err := parseArgs(args, &diag)
+	if err != nil {
+		panic(fmt.Sprintf("fakemcp.Pipe: %v", err))
+	}
+	if b := cfg.needsProcess(); b != "" {
+		panic(fmt.Sprintf("fakemcp.Pipe: the behaviour %s needs a process; start Main instead", b))
+	}
+	toServerR, toServerW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := newServer(ctx, cfg, toClientW)
+	if err != nil {
+		cancel()
+		panic(fmt.Sprintf("fakemcp.Pipe: %v", err))
+	}
+	p := &pipeConn{r: toClientR, w: toServerW, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer s.close()
+		status := s.run(toServerR)
+		if status != 0 {
+			toClientW.CloseWithError(fmt.Errorf("fake-mcp ended with status %d", status))
+		} else {
+			toClientW.Close()
+		}
+		toServerR.Close()
+		s.calls.Wait()
+	}()
+	return p
+}
+
+// pipeConn is the client's end of a Pipe.
+type pipeConn struct {
+	r      *io.PipeReader // what the server writes
+	w      *io.PipeWriter // what the server reads
+	cancel context.CancelFunc
+	done   chan struct{} // closed once Serve has returned
+	once   sync.Once
+}
+
+func (p *pipeConn) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeConn) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// Close ends both directions, which ends the server, and waits for it.
+func (p *pipeConn) Close() error {
+	p.once.Do(func() {
+		p.w.Close()
+		p.r.Close()
+		p.cancel()
+	})
+	<-p.done
+	return nil
+}
+
+// newServer loads the tools and opens the record file that cfg names.
+func newServer(ctx context.Context, cfg *config, out io.Writer) (*server, error) {
+	s := &server{config: cfg, out: out, tools: builtinTools()}
+	if cfg.toolsFile != "" {
+		data, err := os.ReadFile(cfg.toolsFile)
+		if err != nil {
+			return nil, err
+		}
+		var f struct {
+			Tools []ToolSpec `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			return nil, fmt.Errorf("tools file: %w", err)
+		}
+		s.tools = f.Tools
+	}
+	for i := 0; i < cfg.ntools; i++ {
+		s.tools = append(s.tools, ToolSpec{Name: fmt.Sprintf("tool%05d", i), Description: "generated tool", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	}
+	if cfg.record != "" {
+		f, err := os.OpenFile(cfg.record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		s.record = f
+	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	return s, nil
+}
+
+func (s *server) close() {
+	s.cancel()
+	if s.record != nil {
+		s.record.Close()
+	}
+}
+
+// sleep waits for d or for the server's end, whichever comes first.
+func (s *server) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.ctx.Done():
+	}
 }
 
 func builtinTools() []ToolSpec {
@@ -139,11 +309,18 @@ func builtinTools() []ToolSpec {
 
 func (s *server) send(v any) {
 	data, _ := json.Marshal(v)
+	if !s.mode["no-newline"] {
+		data = append(data, '\n')
+	}
+	s.raw(data)
+}
+
+// raw writes data as it is, unless the server has stopped.
+func (s *server) raw(data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.out.Write(data)
-	if !s.mode["no-newline"] {
-		s.out.Write([]byte("\n"))
+	if !s.stopped.Load() {
+		s.out.Write(data)
 	}
 }
 
@@ -151,7 +328,15 @@ func (s *server) result(id json.RawMessage, result any) {
 	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-func (s *server) serve(in io.Reader) {
+// run serves in after the start delay until in ends or a request for
+// exitAt comes, and returns the exit status. Answers still in progress are
+// dropped, as a process's would be when it exits.
+func (s *server) run(in io.Reader) int {
+	defer func() {
+		s.stopped.Store(true)
+		s.cancel()
+	}()
+	s.sleep(s.startDelay)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -168,7 +353,7 @@ func (s *server) serve(in io.Reader) {
 			continue
 		}
 		if m.Method == s.exitAt {
-			os.Exit(3)
+			return 3
 		}
 		if m.Method == s.hangAt || len(m.ID) == 0 {
 			continue
@@ -179,13 +364,18 @@ func (s *server) serve(in io.Reader) {
 		case "tools/list":
 			s.list(m.ID, m.Params)
 		case "tools/call":
-			go s.call(m.ID, m.Params)
+			s.calls.Add(1)
+			go func() {
+				defer s.calls.Done()
+				s.call(m.ID, m.Params)
+			}()
 		case "ping":
 			s.result(m.ID, struct{}{})
 		default:
 			s.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "no such method"}})
 		}
 	}
+	return 0
 }
 
 func (s *server) initialize(id json.RawMessage) {
@@ -204,9 +394,7 @@ func (s *server) initialize(id json.RawMessage) {
 		s.send(map[string]any{"jsonrpc": "2.0", "id": "0", "result": map[string]any{"protocolVersion": "bogus"}})
 	}
 	if s.mode["garbage"] {
-		s.mu.Lock()
-		s.out.Write([]byte("Server starting up...\n"))
-		s.mu.Unlock()
+		s.raw([]byte("Server starting up...\n"))
 	}
 	res := map[string]any{
 		"protocolVersion": s.version,
@@ -243,6 +431,9 @@ func (s *server) list(id, params json.RawMessage) {
 		fmt.Sscanf(p.Cursor, "at-%d", &start)
 	}
 	end := len(s.tools)
+	if start < 0 || start > end {
+		start = end
+	}
 	if s.page > 0 && start+s.page < end {
 		end = start + s.page
 	}
@@ -281,7 +472,7 @@ func (s *server) call(id, params json.RawMessage) {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	json.Unmarshal(params, &p)
-	time.Sleep(s.callDelay)
+	s.sleep(s.callDelay)
 	for _, t := range s.tools {
 		if t.Name == p.Name && t.Result != nil {
 			s.result(id, t.Result)
@@ -295,7 +486,7 @@ func (s *server) call(id, params json.RawMessage) {
 		s.result(id, map[string]any{"content": []any{text("it failed")}, "isError": true})
 	case "sleep":
 		secs, _ := args["seconds"].(float64)
-		time.Sleep(time.Duration(secs * float64(time.Second)))
+		s.sleep(time.Duration(secs * float64(time.Second)))
 		s.result(id, map[string]any{"content": []any{text("slept")}})
 	case "big":
 		n, _ := args["n"].(float64)

@@ -1,10 +1,15 @@
-// Package procs answers questions about processes from /proc.
+// Package procs looks after processes: it reads their state from /proc and
+// stops their process groups.
 package procs
 
 import (
+	"errors"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Alive reports whether pid names a process that has not yet exited; a
@@ -60,4 +65,52 @@ func Ancestors(pid int) []string {
 		names = append(names, parent.comm)
 	}
 	return names
+}
+
+// errNoGroup refuses a process group id that would signal more than one
+// group: kill(2) reads 0 as the caller's own group and -1 as every process.
+var errNoGroup = errors.New("not a process group id")
+
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return errNoGroup
+	}
+	return syscall.Kill(-pgid, sig)
+}
+
+// KillGroup sends SIGKILL to every process in the process group pgid.
+func KillGroup(pgid int) error { return signalGroup(pgid, syscall.SIGKILL) }
+
+// StopGroup stops the process group pgid, whose leader's exit closes
+// exited, politely first: it closes stdin (unless nil) and waits up to
+// grace for the leader to exit, then sends SIGTERM to the group and waits
+// up to grace again, then sends SIGKILL to the group. A last SIGKILL to the
+// group ends whatever the leader left behind, even when it exited on its
+// own. StopGroup then waits up to a second for the leader and reports
+// whether it has exited; it never blocks for much more than 2×grace plus a
+// second.
+func StopGroup(pgid int, stdin io.Closer, exited <-chan struct{}, grace time.Duration) bool {
+	if stdin != nil {
+		stdin.Close()
+	}
+	if !within(exited, grace) {
+		signalGroup(pgid, syscall.SIGTERM)
+		if !within(exited, grace) {
+			KillGroup(pgid)
+		}
+	}
+	KillGroup(pgid)
+	return within(exited, time.Second)
+}
+
+// within reports whether done is closed within d.
+func within(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
