@@ -37,6 +37,20 @@ type Shim struct {
 	Interceptor *Interceptor
 	// Exec replaces the process; syscall.Exec in production.
 	Exec func(path string, argv, env []string) error
+	// Confiner starts the real shell confined away from the deployment;
+	// nil runs it unconfined, through Exec and os/exec.
+	Confiner Confiner
+}
+
+// Confiner starts the real shell, and so everything it starts, confined
+// away from the deployment's files and processes (docs/security.md).
+type Confiner interface {
+	// Exec replaces the process with path, confined; it returns only on
+	// failure, when nothing has run.
+	Exec(path string, argv, env []string) error
+	// Command returns a command that starts path confined; the caller
+	// sets its standard files, extra files and environment.
+	Command(path string, args ...string) (*exec.Cmd, error)
 }
 
 // Run runs spear-term and returns its exit status. An ordinary -c
@@ -67,7 +81,13 @@ func (t *Shim) passThrough() int {
 	if strings.HasPrefix(filepath.Base(t.Argv0), "-") {
 		argv0 = "-" + filepath.Base(shell) // a login shell, as bash sees it
 	}
-	err := t.Exec(shell, append([]string{argv0}, t.Args...), turnshell.ChildEnv(t.Env))
+	argv, env := append([]string{argv0}, t.Args...), turnshell.ChildEnv(t.Env)
+	if t.Confiner != nil {
+		err := t.Confiner.Exec(shell, argv, env)
+		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s confined: %v (nothing ran; SPEAR_CONFINE=off runs it unconfined, at the risk docs/security.md describes)\n", shell, err)
+		return 126
+	}
+	err := t.Exec(shell, argv, env)
 	fmt.Fprintf(t.Stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
 	return 127
 }
@@ -109,6 +129,12 @@ func (t *Shim) startShell(sa ShellArgs) (*shell, error) {
 	args := append(append([]string{}, sa.Options...), "/dev/fd/3")
 	args = append(args, sa.Positional...)
 	cmd := exec.Command(realShell(t.Getenv), args...)
+	if t.Confiner != nil {
+		if cmd, err = t.Confiner.Command(realShell(t.Getenv), args...); err != nil {
+			closeFiles(scriptW, statusR)
+			return nil, fmt.Errorf("confining it: %w", err)
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, t.Stdout, t.Stderr
 	cmd.ExtraFiles = []*os.File{scriptR, statusW}
 	cmd.Env = turnshell.ChildEnv(t.Env)

@@ -400,3 +400,64 @@ func TestStreamShellEnds(t *testing.T) {
 		})
 	}
 }
+
+// fakeConfiner records what it is asked to confine; Command starts the
+// shell unconfined, tagging its environment so the test can see it was used.
+type fakeConfiner struct {
+	execs    [][]string
+	commands int
+	fail     error
+}
+
+func (f *fakeConfiner) Exec(path string, argv, env []string) error {
+	f.execs = append(f.execs, append([]string{path}, argv...))
+	if f.fail != nil {
+		return f.fail
+	}
+	return errors.New("not really")
+}
+
+func (f *fakeConfiner) Command(path string, args ...string) (*exec.Cmd, error) {
+	f.commands++
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	return exec.Command(path, args...), nil
+}
+
+// TestConfinedPassThrough: with a Confiner, an ordinary line goes to the
+// real shell through it and never through the unconfined Exec; when the
+// confinement cannot be set up nothing runs and the status is 126.
+func TestConfinedPassThrough(t *testing.T) {
+	tt := newTestTerm(t, []string{"-c", "ls"}, nil, nil)
+	fc := &fakeConfiner{fail: errors.New("no mount namespace")}
+	tt.Confiner = fc
+	if status := tt.Run(context.Background()); status != 126 {
+		t.Errorf("status %d, want 126", status)
+	}
+	if len(tt.execs) != 0 || len(fc.execs) != 1 || strings.Join(fc.execs[0], " ") != "/bin/bash /bin/bash -c ls" {
+		t.Errorf("unconfined execs %q, confined %q", tt.execs, fc.execs)
+	}
+	if !strings.Contains(tt.stderr(t), "cannot start the real shell /bin/bash confined: no mount namespace (nothing ran") {
+		t.Errorf("stderr %q", tt.stderr(t))
+	}
+}
+
+// TestConfinedStream: stream mode starts its persistent shell through the
+// Confiner, and a Confiner that fails starts no shell at all.
+func TestConfinedStream(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	tt := newTestTerm(t, nil, map[string]string{"SPEAR_REAL_SHELL": "/bin/bash"}, strings.NewReader("echo hi\n"))
+	fc := &fakeConfiner{}
+	tt.Confiner = fc
+	if status := tt.Run(context.Background()); status != 0 || fc.commands != 1 || !strings.Contains(tt.stdout(t), "hi") {
+		t.Errorf("status %d, commands %d, stdout %q", status, fc.commands, tt.stdout(t))
+	}
+	tt = newTestTerm(t, nil, map[string]string{"SPEAR_REAL_SHELL": "/bin/bash"}, strings.NewReader("echo hi\n"))
+	tt.Confiner = &fakeConfiner{fail: errors.New("no landlock")}
+	if status := tt.Run(context.Background()); status == 0 || strings.Contains(tt.stdout(t), "hi") || !strings.Contains(tt.stderr(t), "no landlock") {
+		t.Errorf("failing confiner: status %d, stdout %q, stderr %q", status, tt.stdout(t), tt.stderr(t))
+	}
+}
