@@ -229,8 +229,13 @@ func (pl *plan) mount(root bool) error {
 			if _, err := os.Lstat(p); err != nil {
 				continue // no such knob on this kernel
 			}
-			if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-				return fmt.Errorf("confine: make %s read-only: %w", p, err)
+			// A mount of this namespace's own (/sys) can be made
+			// read-only as it is; a path within one (/proc/sys) is
+			// bound onto itself first.
+			if !isMountRoot(p) {
+				if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+					return fmt.Errorf("confine: make %s read-only: %w", p, err)
+				}
 			}
 			if err := readOnly(p, true); err != nil {
 				return fmt.Errorf("confine: make %s read-only: %w", p, err)
