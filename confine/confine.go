@@ -72,15 +72,11 @@ const marker = "spear-confined"
 // too, a process that were nevertheless fooled would still reach nothing its
 // caller could not.
 func Inside() bool {
-	f, err := os.Open("/proc/self/mountinfo")
+	f, err := openMountinfo()
 	if err != nil {
 		return true
 	}
 	defer f.Close()
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil || st.Type != unix.PROC_SUPER_MAGIC {
-		return true
-	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -89,6 +85,20 @@ func Inside() bool {
 		}
 	}
 	return sc.Err() != nil
+}
+
+// openMountinfo opens /proc/self/mountinfo, and makes sure it is procfs's.
+func openMountinfo() (*os.File, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil || st.Type != unix.PROC_SUPER_MAGIC {
+		f.Close()
+		return nil, fmt.Errorf("/proc/self/mountinfo is not procfs's")
+	}
+	return f, nil
 }
 
 // mountSource returns the source field of one /proc/self/mountinfo line:
@@ -147,16 +157,14 @@ func Probe() Support {
 			"with landlock in the lsm= boot parameter (or CONFIG_LSM)"
 		return s
 	}
-	if why := mountNamespacesUnusable(); why != "" {
-		s.Why = why
-		return s
-	}
-	if Inside() {
-		s.Why = "this process is already inside a confinement, where no mount can be added; " +
-			"what it starts is confined already"
-		return s
-	}
 	switch {
+	case Inside():
+		// No mount can be added here; what the enclosing confinement
+		// keeps can be kept again, under a further Landlock domain.
+		s.Mechanism = fmt.Sprintf("landlock ABI %d within the enclosing confinement", abi)
+	case mountNamespacesUnusable() != "":
+		s.Why = mountNamespacesUnusable()
+		return s
 	case hasSysAdmin():
 		s.Mechanism = fmt.Sprintf("landlock ABI %d + mount namespace", abi)
 	case userNamespacesUsable() == "":

@@ -38,7 +38,17 @@ var rootDrops = []uintptr{
 // launcher as a child instead, forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to
 // it, and exits with its status (128+n for signal n). Exec returns only on an
 // error before anything ran.
+//
+// Inside a confinement already (see [Inside]), where no mount can be added,
+// Exec, [Command] and the launcher accept only a policy the enclosing
+// confinement keeps already, and add a further Landlock domain in place.
 func Exec(p Policy, path string, argv, env []string) error {
+	if Inside() {
+		if err := keptAlready(p); err != nil {
+			return err
+		}
+		return onOwnThread(func() error { return confineAndExec(nil, path, argv, env) })
+	}
 	pl, err := newPlan(p)
 	if err != nil {
 		return err
@@ -64,30 +74,37 @@ func onOwnThread(f func() error) error {
 // confineAndExec confines the calling thread, which must be locked, and
 // executes path on it. Namespaces, capabilities, no_new_privs and the
 // Landlock domain all belong to the thread, and execve keeps the calling
-// thread's, whichever thread of the process calls it.
+// thread's, whichever thread of the process calls it. A nil plan means the
+// thread is inside a confinement already (see keptAlready): no mount can be
+// made there, and a further Landlock domain is all that is added.
 func confineAndExec(pl *plan, path string, argv, env []string) error {
 	abi := landlockABI()
 	if abi < 1 {
 		return errors.New("confine: the kernel offers no Landlock")
 	}
-	cwd, cwdErr := os.Getwd()
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("confine: new mount namespace: %w", err)
-	}
 	root := os.Geteuid() == 0
-	if err := pl.mount(root); err != nil {
-		return err
-	}
-	// The working directory may lie beneath a path just covered; walking
-	// to it again goes through the stand-ins. If it cannot be reached
-	// again, "/" is a safe place to start from.
-	if cwdErr != nil || unix.Chdir(cwd) != nil {
-		if err := unix.Chdir("/"); err != nil {
-			return fmt.Errorf("confine: chdir /: %w", err)
+	if pl != nil {
+		cwd, cwdErr := os.Getwd()
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("confine: new mount namespace: %w", err)
+		}
+		if err := pl.mount(root); err != nil {
+			return err
+		}
+		// The working directory may lie beneath a path just covered;
+		// walking to it again goes through the stand-ins. If it cannot
+		// be reached again, "/" is a safe place to start from.
+		if cwdErr != nil || unix.Chdir(cwd) != nil {
+			if err := unix.Chdir("/"); err != nil {
+				return fmt.Errorf("confine: chdir /: %w", err)
+			}
 		}
 	}
 	if root {
 		for _, c := range rootDrops {
+			if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err == nil && in == 0 {
+				continue // gone already, or unknown to this kernel
+			}
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
 				return fmt.Errorf("confine: drop capability %d: %w", c, err)
 			}
@@ -119,7 +136,12 @@ func Command(p Policy, path string, args ...string) (*exec.Cmd, error) {
 }
 
 func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
-	if _, err := newPlan(p); err != nil {
+	inside := Inside()
+	if inside {
+		if err := keptAlready(p); err != nil {
+			return nil, err
+		}
+	} else if _, err := newPlan(p); err != nil {
 		return nil, err
 	}
 	enc, err := encodePolicy(p)
@@ -134,7 +156,7 @@ func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
 		Path: "/proc/self/exe",
 		Args: append([]string{argv0, LauncherArg, enc, path}, argv...),
 	}
-	if !hasSysAdmin() {
+	if !inside && !hasSysAdmin() {
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Cloneflags:                 syscall.CLONE_NEWUSER,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
@@ -148,17 +170,23 @@ func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
 
 // LauncherMain is the confining launcher: a main that finds [LauncherArg] as
 // its first argument calls os.Exit(LauncherMain(os.Args[2:])). It confines
-// the process (it always makes its own mount namespace, so it is harmless run
-// by hand) and executes the command, passing on every open file not marked
-// close-on-exec. It returns only on failure: 125 if it could not confine, 126
-// or 127 if the command could not be executed.
+// the process and executes the command, passing on every open file not marked
+// close-on-exec. It makes its own mount namespace, so run by hand it cannot
+// change the caller's; run inside a confinement it only confines further. It
+// returns only on failure: 125 if it could not confine (a bad argument, say),
+// 126 or 127 if the command could not be executed.
 func LauncherMain(args []string) int {
 	p, path, argv, err := decodeLaunch(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 125
 	}
-	pl, err := newPlan(p)
+	var pl *plan
+	if Inside() {
+		err = keptAlready(p)
+	} else {
+		pl, err = newPlan(p)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 125
