@@ -103,15 +103,17 @@ func readSpec() spec {
 }
 
 // helperEnv is the environment the helpers hand on: theirs without the
-// helper variables, plus extra.
+// helper variables, plus extra. A helper built with the race detector does
+// not linger for a second when it exits.
 func helperEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, envMode+"=") || strings.HasPrefix(kv, envSpec+"=") {
+		if strings.HasPrefix(kv, envMode+"=") || strings.HasPrefix(kv, envSpec+"=") || strings.HasPrefix(kv, "GORACE=") {
 			continue
 		}
 		env = append(env, kv)
 	}
+	env = append(env, strings.TrimSpace("GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	return append(env, extra...)
 }
 
@@ -121,6 +123,9 @@ func helperMain(mode string) int {
 		return probeMain(readSpec())
 	case "inside":
 		fmt.Println(Inside())
+		return 0
+	case "support":
+		fmt.Println(Probe())
 		return 0
 	case "exec":
 		s := readSpec()
@@ -354,6 +359,7 @@ func probeMain(s spec) int {
 			return "", openClose(s.SysFile, os.O_WRONLY)
 		}},
 		{name: "cap-bounding", run: func() (string, error) { return statusField("CapBnd") }},
+		{name: "cap-effective", run: func() (string, error) { return statusField("CapEff") }},
 	}
 
 	results := map[string]string{}
