@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // workScript is ordinary development work; it prints "work done" at the end.
@@ -455,4 +456,41 @@ func nobodyBinary(t *testing.T) string {
 	path := filepath.Join(dir, "confine.test")
 	must(t, os.WriteFile(path, b, 0o755))
 	return path
+}
+
+// BenchmarkExecTrue compares "bash -c true" run through Exec, confined, with
+// the same run by a plain exec. Both start the test binary as a child, which
+// then executes bash in place; the ratios are what confinement costs, in wall
+// time and in the CPU time the child uses (the steadier of the two on a busy
+// machine).
+func BenchmarkExecTrue(b *testing.B) {
+	requireSupport(b)
+	self, err := os.Executable()
+	must(b, err)
+	_, p := newTree(b, os.Geteuid())
+	run := func(mode string) (wall, cpu time.Duration) {
+		s, _ := json.Marshal(spec{Policy: p, Path: "/bin/bash", Argv: []string{"bash", "-c", "true"}})
+		cmd := exec.Command(self)
+		cmd.Env = append(helperEnv(), envMode+"="+mode, envSpec+"="+string(s))
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", mode, err, out)
+		}
+		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	run("exec")
+	run("plain")
+	var confined, plain, confinedCPU, plainCPU time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, c := run("exec")
+		confined, confinedCPU = confined+w, confinedCPU+c
+		w, c = run("plain")
+		plain, plainCPU = plain+w, plainCPU+c
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(confined.Nanoseconds())/n, "confined-ns/op")
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-ns/op")
+	b.ReportMetric(float64(confined)/float64(plain), "ratio")
+	b.ReportMetric(float64(confinedCPU)/float64(plainCPU), "cpu-ratio")
 }
