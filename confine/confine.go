@@ -178,10 +178,14 @@ func Probe() Support {
 	return s
 }
 
-// mountNamespacesUnusable says why no mount namespace can be made, or "".
+// mountNamespacesUnusable says why no confining mount namespace can be made,
+// or "".
 func mountNamespacesUnusable() string {
 	if n, ok := readInt("/proc/sys/user/max_mnt_namespaces"); ok && n <= 0 {
 		return "user.max_mnt_namespaces is 0: set it above 0 (sysctl user.max_mnt_namespaces=10000)"
+	}
+	if st, err := os.Stat(staging); err != nil || !st.IsDir() {
+		return staging + ", where the confinement keeps its own small tmpfs, is missing: mount procfs on /proc"
 	}
 	return ""
 }

@@ -358,6 +358,19 @@ func probeMain(s spec) int {
 			}
 			return "", openClose(s.SysFile, os.O_WRONLY)
 		}},
+		{name: "block-devices", run: func() (string, error) {
+			var found []string
+			for _, dir := range []string{"/dev", "/dev/mapper"} {
+				ents, _ := os.ReadDir(dir)
+				for _, e := range ents {
+					p := filepath.Join(dir, e.Name())
+					if st, err := os.Stat(p); err == nil && st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0 {
+						found = append(found, p)
+					}
+				}
+			}
+			return strings.Join(found, ","), nil
+		}},
 		{name: "cap-bounding", run: func() (string, error) { return statusField("CapBnd") }},
 		{name: "cap-effective", run: func() (string, error) { return statusField("CapEff") }},
 	}

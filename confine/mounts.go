@@ -96,7 +96,7 @@ func newPlan(p Policy) (*plan, error) {
 			if path == h && !self {
 				return true
 			}
-			if strings.HasPrefix(path, h+"/") || (h == "/" && path != "/") {
+			if strings.HasPrefix(path, h+"/") {
 				return true
 			}
 		}
@@ -212,7 +212,7 @@ func (pl *plan) mount(root bool) error {
 		if err := unix.Mount(emptyFile, f, "", unix.MS_BIND, ""); err != nil {
 			return fmt.Errorf("confine: hide %s: %w", f, err)
 		}
-		if err := readOnly(f, false); err != nil {
+		if err := makeReadOnly(f, false); err != nil {
 			return fmt.Errorf("confine: hide %s: %w", f, err)
 		}
 	}
@@ -220,9 +220,12 @@ func (pl *plan) mount(root bool) error {
 		if err := unix.Mount(f, f, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("confine: make %s read-only: %w", f, err)
 		}
-		if err := readOnly(f, true); err != nil {
+		if err := makeReadOnly(f, true); err != nil {
 			return fmt.Errorf("confine: make %s read-only: %w", f, err)
 		}
+	}
+	if err := hideBlockDevices(root); err != nil {
+		return err
 	}
 	if root {
 		for _, p := range rootOnly {
@@ -237,7 +240,7 @@ func (pl *plan) mount(root bool) error {
 					return fmt.Errorf("confine: make %s read-only: %w", p, err)
 				}
 			}
-			if err := readOnly(p, true); err != nil {
+			if err := makeReadOnly(p, true); err != nil {
 				return fmt.Errorf("confine: make %s read-only: %w", p, err)
 			}
 		}
@@ -245,9 +248,55 @@ func (pl *plan) mount(root bool) error {
 	return nil
 }
 
-// readOnly makes the mount at path read-only, with everything mounted
+// noBlockDevices are directories of /dev that hold no block device node of
+// their own (udev's links to the nodes, other filesystems, other devices).
+var noBlockDevices = map[string]bool{
+	"block": true, "bus": true, "char": true, "cpu": true, "disk": true, "dri": true,
+	"fd": true, "hugepages": true, "input": true, "mqueue": true, "net": true,
+	"pts": true, "serial": true, "shm": true, "snd": true, "v4l": true, "vfio": true,
+}
+
+// hideBlockDevices covers every block device node in /dev (and one level of
+// directories below it) that the shell could open with the empty file: read
+// raw, a disk holds every hidden file's contents. For root that is every
+// one; for another user those its permissions let it read or write (the
+// disk group's, say).
+func hideBlockDevices(root bool) error {
+	var devices []string
+	var scan func(dir string, depth int)
+	scan = func(dir string, depth int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			path := filepath.Join(dir, e.Name())
+			switch {
+			case e.Type()&fs.ModeDevice != 0 && e.Type()&fs.ModeCharDevice == 0:
+				if root || unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS) == nil ||
+					unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) == nil {
+					devices = append(devices, path)
+				}
+			case e.IsDir() && depth > 0 && !noBlockDevices[e.Name()]:
+				scan(path, depth-1)
+			}
+		}
+	}
+	scan("/dev", 1)
+	for _, d := range devices {
+		if err := unix.Mount(emptyFile, d, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("confine: hide block device %s: %w", d, err)
+		}
+		if err := makeReadOnly(d, false); err != nil {
+			return fmt.Errorf("confine: hide block device %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// makeReadOnly makes the mount at path read-only, with everything mounted
 // beneath it if recursive.
-func readOnly(path string, recursive bool) error {
+func makeReadOnly(path string, recursive bool) error {
 	var flags uint
 	if recursive {
 		flags = unix.AT_RECURSIVE

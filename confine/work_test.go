@@ -491,6 +491,8 @@ func BenchmarkExecTrue(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(float64(confined.Nanoseconds())/n, "confined-ns/op")
 	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-ns/op")
+	b.ReportMetric(float64(confinedCPU.Nanoseconds())/n, "confined-cpu-ns/op")
+	b.ReportMetric(float64(plainCPU.Nanoseconds())/n, "plain-cpu-ns/op")
 	b.ReportMetric(float64(confined)/float64(plain), "ratio")
 	b.ReportMetric(float64(confinedCPU)/float64(plainCPU), "cpu-ratio")
 }
