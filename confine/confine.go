@@ -20,6 +20,15 @@
 // [Command] starts a confining launcher, a re-execution of the current binary
 // that the binary's main hands to [LauncherMain] when its first argument is
 // [LauncherArg].
+//
+// A path is covered where it is, not wherever its contents can be found: a
+// hard link made beforehand, another mount of the same filesystem or a
+// symbolic link the shell may re-point (keep the deployment reading through
+// the real path) lead around it. And what the shell may write stays
+// writable: its own dotfiles and programs, and for a root shell the system's
+// files that unconfined processes later read or run (/etc, cron, systemd
+// units). What the deployment runs from a place the shell may write belongs
+// in ReadOnly.
 package confine
 
 import (

@@ -35,9 +35,11 @@ var rootDrops = []uintptr{
 // Exec replaces the current process (same pid) with path, run with argv and
 // env inside a confinement that keeps p. It needs CAP_SYS_ADMIN (root) to
 // make the mount namespace in place; without it Exec runs a confining
-// launcher as a child instead, forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to
-// it, and exits with its status (128+n for signal n). Exec returns only on an
-// error before anything ran.
+// launcher as a child instead, with this process's open files, forwards
+// SIGTERM, SIGHUP, SIGINT and SIGQUIT to it (the last two only when they
+// cannot have come from a terminal, which sends them to the child too), and
+// exits with its status (128+n for signal n). Exec returns only on an error
+// before anything ran.
 //
 // Inside a confinement already (see [Inside]), where no mount can be added,
 // Exec, [Command] and the launcher accept only a policy the enclosing
@@ -117,9 +119,17 @@ func confineAndExec(pl *plan, path string, argv, env []string) error {
 	if err := restrictThread(abi); err != nil {
 		return fmt.Errorf("confine: %w", err)
 	}
-	err := syscall.Exec(path, argv, env)
-	return fmt.Errorf("confine: exec %s: %w", path, err)
+	return &execError{path, syscall.Exec(path, argv, env)}
 }
+
+// execError is a failure to execute the command once confined.
+type execError struct {
+	path string
+	err  error
+}
+
+func (e *execError) Error() string { return fmt.Sprintf("confine: exec %s: %v", e.path, e.err) }
+func (e *execError) Unwrap() error { return e.err }
 
 // Command returns a command that runs path with args (argv[0] is path) inside
 // a confinement that keeps p. It starts a re-execution of the current binary
@@ -191,11 +201,11 @@ func LauncherMain(args []string) int {
 	}
 	err = onOwnThread(func() error { return confineAndExec(pl, path, argv, os.Environ()) })
 	fmt.Fprintf(os.Stderr, "%v\n", err)
-	var errno syscall.Errno
-	if errors.As(err, &errno) && strings.HasPrefix(err.Error(), "confine: exec ") {
-		if errno == syscall.ENOENT {
-			return 127
-		}
+	var ee *execError
+	switch {
+	case errors.As(err, &ee) && errors.Is(err, syscall.ENOENT):
+		return 127
+	case errors.As(err, &ee):
 		return 126
 	}
 	return 125

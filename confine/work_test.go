@@ -289,6 +289,14 @@ func TestLauncherRejectsGarbage(t *testing.T) {
 	if exitStatus(err) != 125 || !strings.Contains(string(out), "bad policy") || strings.Contains(string(out), "panic") {
 		t.Errorf("launcher by hand with garbage: %v\n%s", err, out)
 	}
+	if Probe().OK {
+		cmd = exec.Command(self, LauncherArg, "v1:{}", "/no/such/program", "x")
+		cmd.Env = helperEnv()
+		out, err = cmd.CombinedOutput()
+		if exitStatus(err) != 127 || !strings.Contains(string(out), "confine: exec /no/such/program") {
+			t.Errorf("launcher with a missing program: %v\n%s", err, out)
+		}
+	}
 	if p, path, argv, err := decodeLaunch([]string{`v1:{"hide":["/a"],"readonly":["/b"]}`, "/bin/x", "x", "-c"}); err != nil ||
 		len(p.Hide) != 1 || p.ReadOnly[0] != "/b" || path != "/bin/x" || strings.Join(argv, " ") != "x -c" {
 		t.Errorf("decodeLaunch of a good launch: %v %q %q %v", p, path, argv, err)
