@@ -23,6 +23,7 @@ set -eu
 cd "$HOME"
 touch newfile
 ls >/dev/null
+echo moved > tomove && mv tomove .config/ && [ "$(cat .config/tomove)" = moved ] && rm .config/tomove
 ls -A | grep -qx .config
 ls -A .config | grep -qx other
 echo scratch > "/tmp/confine-work-$$" && rm "/tmp/confine-work-$$"
