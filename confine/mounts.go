@@ -283,11 +283,10 @@ func hideBlockDevices(root bool) error {
 		}
 	}
 	scan("/dev", 1)
+	// The staging tmpfs is read-only as a whole, so each bind of its empty
+	// file is read-only without a flag of its own.
 	for _, d := range devices {
 		if err := unix.Mount(emptyFile, d, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("confine: hide block device %s: %w", d, err)
-		}
-		if err := makeReadOnly(d, false); err != nil {
 			return fmt.Errorf("confine: hide block device %s: %w", d, err)
 		}
 	}
