@@ -46,9 +46,10 @@ func fsRights(abi int) uint64 {
 // the domain. The calling goroutine must be locked to its thread, and
 // no_new_privs must already be set on it.
 //
-// A Landlock domain, whatever its rules, forbids mount, umount, move_mount and
-// pivot_root, and ptrace (with the /proc files that need ptrace access) of any
-// process outside it.
+// A Landlock domain that handles filesystem rights forbids mount, remount,
+// umount, move_mount and pivot_root, whatever its rules grant; and any domain
+// forbids ptrace, with the /proc files that need ptrace access, of processes
+// outside it.
 func restrictThread(abi int) error {
 	rights := fsRights(abi)
 	attr := unix.LandlockRulesetAttr{Access_fs: rights}
