@@ -1,0 +1,341 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// rootDrops are dropped from a root shell's bounding set: each would let root
+// reach around the mounts or into other processes. Kernel modules, raw I/O
+// and /proc/kcore, reboot and kexec, ptrace, LSM policy, the kernel log and
+// the clock; device nodes; open_by_handle_at (CAP_DAC_READ_SEARCH), which
+// opens a file by its handle whatever covers its path; and CAP_SYS_ADMIN and
+// CAP_PERFMON, with either of which the kernel lets even a Landlock-confined
+// process read another's /proc/<pid>/environ, maps and auxv (and which with
+// CAP_BPF and CAP_CHECKPOINT_RESTORE open BPF, perf and map_files).
+var rootDrops = []uintptr{
+	unix.CAP_SYS_MODULE, unix.CAP_SYS_RAWIO, unix.CAP_SYS_BOOT, unix.CAP_SYS_PTRACE,
+	unix.CAP_MAC_ADMIN, unix.CAP_MAC_OVERRIDE, unix.CAP_SYSLOG, unix.CAP_SYS_TIME,
+	unix.CAP_MKNOD, unix.CAP_DAC_READ_SEARCH, unix.CAP_SYS_ADMIN, unix.CAP_PERFMON,
+	unix.CAP_BPF, unix.CAP_CHECKPOINT_RESTORE,
+}
+
+// Exec replaces the current process (same pid) with path, run with argv and
+// env inside a confinement that keeps p. It needs CAP_SYS_ADMIN (root) to
+// make the mount namespace in place; without it Exec runs a confining
+// launcher as a child instead, with this process's open files, forwards
+// SIGTERM, SIGHUP, SIGINT and SIGQUIT to it (the last two only when they
+// cannot have come from a terminal, which sends them to the child too), and
+// exits with its status (128+n for signal n). Exec returns only on an error
+// before anything ran.
+//
+// Inside a confinement already (see [Inside]), where no mount can be added,
+// Exec, [Command] and the launcher accept only a policy the enclosing
+// confinement keeps already, and add a further Landlock domain in place.
+func Exec(p Policy, path string, argv, env []string) error {
+	if Inside() {
+		if err := keptAlready(p); err != nil {
+			return err
+		}
+		return onOwnThread(func() error { return confineAndExec(nil, path, argv, env) })
+	}
+	pl, err := newPlan(p)
+	if err != nil {
+		return err
+	}
+	if !hasSysAdmin() {
+		return execThroughLauncher(p, path, argv, env)
+	}
+	return onOwnThread(func() error { return confineAndExec(pl, path, argv, env) })
+}
+
+// onOwnThread runs f on a goroutine locked to a thread of its own and returns
+// its error. The thread is never unlocked, so a thread that f left half
+// confined ends with the goroutine instead of going back to the runtime.
+func onOwnThread(f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		errc <- f()
+	}()
+	return <-errc
+}
+
+// confineAndExec confines the calling thread, which must be locked, and
+// executes path on it. Namespaces, capabilities, no_new_privs and the
+// Landlock domain all belong to the thread, and execve keeps the calling
+// thread's, whichever thread of the process calls it. A nil plan means the
+// thread is inside a confinement already (see keptAlready): no mount can be
+// made there, and a further Landlock domain is all that is added.
+func confineAndExec(pl *plan, path string, argv, env []string) error {
+	abi := landlockABI()
+	if abi < 1 {
+		return errors.New("confine: the kernel offers no Landlock")
+	}
+	root := os.Geteuid() == 0
+	if pl != nil {
+		cwd, cwdErr := os.Getwd()
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("confine: new mount namespace: %w", err)
+		}
+		if err := pl.mount(root); err != nil {
+			return err
+		}
+		// The working directory may lie beneath a path just covered;
+		// walking to it again goes through the stand-ins. If it cannot
+		// be reached again, "/" is a safe place to start from.
+		if cwdErr != nil || unix.Chdir(cwd) != nil {
+			if err := unix.Chdir("/"); err != nil {
+				return fmt.Errorf("confine: chdir /: %w", err)
+			}
+		}
+	}
+	if root {
+		for _, c := range rootDrops {
+			// EINVAL: a capability this kernel does not know.
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
+				return fmt.Errorf("confine: drop capability %d: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("confine: clear ambient capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("confine: set no_new_privs: %w", err)
+	}
+	if err := restrictThread(abi); err != nil {
+		return fmt.Errorf("confine: %w", err)
+	}
+	return &execError{path, syscall.Exec(path, argv, env)}
+}
+
+// execError is a failure to execute the command once confined.
+type execError struct {
+	path string
+	err  error
+}
+
+func (e *execError) Error() string { return fmt.Sprintf("confine: exec %s: %v", e.path, e.err) }
+func (e *execError) Unwrap() error { return e.err }
+
+// Command returns a command that runs path with args (argv[0] is path) inside
+// a confinement that keeps p. It starts a re-execution of the current binary
+// as a confining launcher (see [LauncherArg]), which confines itself and then
+// executes path with the same pid, environment and open files: the caller
+// sets Stdin, Stdout, Stderr, ExtraFiles and Env as usual. Without
+// CAP_SYS_ADMIN the launcher starts in a new user namespace that maps the
+// caller's uid and gid to themselves, with CAP_SYS_ADMIN there only until it
+// executes path.
+func Command(p Policy, path string, args ...string) (*exec.Cmd, error) {
+	return command(p, path, append([]string{path}, args...))
+}
+
+func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
+	inside := Inside()
+	if inside {
+		if err := keptAlready(p); err != nil {
+			return nil, err
+		}
+	} else if _, err := newPlan(p); err != nil {
+		return nil, err
+	}
+	enc, err := encodePolicy(p)
+	if err != nil {
+		return nil, err
+	}
+	argv0 := "spear-confine"
+	if len(os.Args) > 0 {
+		argv0 = os.Args[0]
+	}
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: append([]string{argv0, LauncherArg, enc, path}, argv...),
+	}
+	if !inside && !hasSysAdmin() {
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:                 syscall.CLONE_NEWUSER,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN},
+		}
+	}
+	return cmd, nil
+}
+
+// LauncherMain is the confining launcher: a main that finds [LauncherArg] as
+// its first argument calls os.Exit(LauncherMain(os.Args[2:])). It confines
+// the process and executes the command, passing on every open file not marked
+// close-on-exec. It makes its own mount namespace, so run by hand it cannot
+// change the caller's; run inside a confinement it only confines further. It
+// returns only on failure: 125 if it could not confine (a bad argument, say),
+// 126 or 127 if the command could not be executed.
+func LauncherMain(args []string) int {
+	p, path, argv, err := decodeLaunch(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 125
+	}
+	var pl *plan
+	if Inside() {
+		err = keptAlready(p)
+	} else {
+		pl, err = newPlan(p)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 125
+	}
+	err = onOwnThread(func() error { return confineAndExec(pl, path, argv, os.Environ()) })
+	fmt.Fprintf(os.Stderr, "%v\n", err)
+	var ee *execError
+	switch {
+	case errors.As(err, &ee) && errors.Is(err, syscall.ENOENT):
+		return 127
+	case errors.As(err, &ee):
+		return 126
+	}
+	return 125
+}
+
+// launchVersion tags the launcher's policy argument.
+const launchVersion = "v1:"
+
+func encodePolicy(p Policy) (string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("confine: encode policy: %w", err)
+	}
+	return launchVersion + string(b), nil
+}
+
+// decodeLaunch reads the launcher's arguments: the encoded policy, the path
+// to execute and its argv (at least argv[0]).
+func decodeLaunch(args []string) (Policy, string, []string, error) {
+	var p Policy
+	if len(args) < 3 {
+		return p, "", nil, errors.New("confine: launcher: want a policy, a path and an argv")
+	}
+	enc, ok := strings.CutPrefix(args[0], launchVersion)
+	if !ok {
+		return p, "", nil, errors.New("confine: launcher: the policy argument is not a v1 policy")
+	}
+	if !strings.HasPrefix(strings.TrimSpace(enc), "{") {
+		return p, "", nil, errors.New("confine: launcher: bad policy: not a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(enc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, "", nil, fmt.Errorf("confine: launcher: bad policy: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return p, "", nil, errors.New("confine: launcher: bad policy: trailing data")
+	}
+	for _, s := range append(append([]string{}, p.Hide...), p.ReadOnly...) {
+		if s == "" || !filepath.IsAbs(s) || strings.ContainsRune(s, 0) {
+			return p, "", nil, fmt.Errorf("confine: launcher: bad policy: path %q is not absolute", s)
+		}
+	}
+	path := args[1]
+	if path == "" || strings.ContainsRune(path, 0) {
+		return p, "", nil, errors.New("confine: launcher: empty path")
+	}
+	for _, a := range args[2:] {
+		if strings.ContainsRune(a, 0) {
+			return p, "", nil, errors.New("confine: launcher: argument with a NUL byte")
+		}
+	}
+	return p, path, args[2:], nil
+}
+
+// execThroughLauncher is Exec without CAP_SYS_ADMIN: it runs the launcher as
+// a child with this process's standard and inherited files, forwards
+// signals, and exits with the child's status.
+func execThroughLauncher(p Policy, path string, argv, env []string) error {
+	cmd, err := command(p, path, argv)
+	if err != nil {
+		return err
+	}
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = inheritedFiles()
+
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	if err := cmd.Start(); err != nil {
+		signal.Stop(sigs)
+		return fmt.Errorf("confine: start launcher: %w", err)
+	}
+	go func() {
+		for s := range sigs {
+			if (s == syscall.SIGINT || s == syscall.SIGQUIT) && inForegroundOfTerminal() {
+				continue // the terminal sent it to the whole group, the child included
+			}
+			cmd.Process.Signal(s)
+		}
+	}()
+	os.Exit(exitStatus(cmd.Wait()))
+	return nil
+}
+
+// exitStatus turns a Wait error into a shell-style exit status.
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 125
+}
+
+// inheritedFiles returns this process's open descriptors from 3 up that are
+// not close-on-exec (what an in-place exec would have passed on), each at its
+// own number: entry i is descriptor 3+i, nil where nothing is to be passed.
+func inheritedFiles() []*os.File {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	var files []*os.File
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		for len(files) <= fd-3 {
+			files = append(files, nil)
+		}
+		files[fd-3] = os.NewFile(uintptr(fd), "inherited-"+e.Name())
+	}
+	return files
+}
+
+// inForegroundOfTerminal reports whether this process is in the foreground
+// process group of the terminal on its standard input, where the terminal's
+// interrupt and quit keys reach every process in the group.
+func inForegroundOfTerminal() bool {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
