@@ -13,7 +13,8 @@ import (
 )
 
 // TestAnswerWords: the words of a command are checked before the turn is
-// opened; each refusal shows the command written the right way.
+// opened; each refusal shows the command written the right way, and is
+// recorded with the words.
 func TestAnswerWords(t *testing.T) {
 	d := newDeployment(t)
 	d.register(with(fake("notes"), "read", []string{"echo"}))
@@ -32,9 +33,25 @@ func TestAnswerWords(t *testing.T) {
 		{[]string{"lsit"}, "spear-capability: refused: \"lsit\" is not a command inside a turn; use list, describe or invoke\nspear-capability: hint: spear-capability list\n"},
 		{[]string{"\x1b[2J" + strings.Repeat("x", 100)}, "spear-capability: refused: \"" + strings.Repeat("x", 39) + "…\" is not a command inside a turn; use list, describe or invoke\nspear-capability: hint: spear-capability list\n"},
 	} {
+		before := len(d.events(audit.CapabilityRefused))
 		st, out, errs := d.answer(tc.args...)
 		if st != outcome.ExitRefused || out != "" || errs != tc.want {
 			t.Errorf("%q: %d %q\n%q\nwant\n%q", tc.args, st, out, errs, tc.want)
+		}
+		refs := d.events(audit.CapabilityRefused)
+		if len(refs) != before+1 {
+			t.Errorf("%q: the refusal was not recorded", tc.args)
+			continue
+		}
+		ref := refs[len(refs)-1]
+		words := tc.args
+		if words == nil {
+			words = []string{}
+		}
+		wantField(t, ref, "words", jsonOf(words))
+		wantField(t, ref, "why", jsonOf(strings.TrimPrefix(strings.SplitN(tc.want, "\n", 2)[0], "spear-capability: refused: ")))
+		if ref.Session != "s1" || ref.Turn != "t1" {
+			t.Errorf("%q: recorded for session %q turn %q", tc.args, ref.Session, ref.Turn)
 		}
 	}
 	if n := d.connects.Load(); n != 0 {
