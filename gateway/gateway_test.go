@@ -752,6 +752,28 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// TestRegistryUnreadableAtCall: a READ whose provider's entry cannot be
+// read, because the registry cannot be, is unavailable for that reason,
+// not as an entry that is gone.
+func TestRegistryUnreadableAtCall(t *testing.T) {
+	d := newDeployment(t)
+	d.register(with(fake("notes"), "read", []string{"echo"}))
+	d.open()
+	d.writeFile(d.g.Settings.CapabilitiesFile, "{")
+	st, _, errs := d.answer("invoke", "notes/echo", "{}")
+	if st != outcome.ExitUnavailable || errs != "spear-capability: unavailable: notes: could not be started: the provider registry cannot be read\n" {
+		t.Errorf("%d %q", st, errs)
+	}
+	fail := d.lastEvent(audit.ProviderFailed)
+	wantField(t, fail, "phase", `"start"`)
+	if why, _ := fail.Fields["why"].(string); !strings.HasPrefix(why, d.g.Settings.CapabilitiesFile+":") || !strings.Contains(why, "not valid JSON") {
+		t.Errorf("the trail does not say why: %s", fail.Raw)
+	}
+	if n := d.connects.Load(); n != 1 {
+		t.Errorf("%d starts", n)
+	}
+}
+
 // TestStartFailsAtCall: a provider that listed its tools but cannot be
 // started for a call is unavailable, as the start phase.
 func TestStartFailsAtCall(t *testing.T) {
