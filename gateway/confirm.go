@@ -26,13 +26,13 @@ type ConfirmRequest struct {
 }
 
 // confirm runs the confirmation program through /bin/sh with the request
-// on stdin. Only exit status 0 approves; anything else, or no answer within
-// limit, refuses. The program runs in its own process group, which is
-// killed when the limit passes.
+// on stdin. Only exit status 0 approves; anything else, no answer within
+// limit, or ctx ending first, refuses. The program runs in its own process
+// group, which is killed when the limit passes or ctx ends.
 func confirm(ctx context.Context, command string, req []byte, limit time.Duration) (bool, string) {
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	waitCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd := exec.CommandContext(waitCtx, "/bin/sh", "-c", command)
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return procs.KillGroup(cmd.Process.Pid) }
@@ -40,6 +40,10 @@ func confirm(ctx context.Context, command string, req []byte, limit time.Duratio
 	out, err := cmd.CombinedOutput()
 	switch {
 	case ctx.Err() != nil:
+		// The command was cancelled, or ran out of its own time: that says
+		// nothing about the person asked.
+		return false, "the command ended before the confirmation program answered"
+	case waitCtx.Err() != nil:
 		return false, fmt.Sprintf("no answer from the confirmation program within %s", seconds(limit))
 	case err == nil:
 		return true, ""

@@ -10,6 +10,7 @@ import (
 
 	"spear/deploy"
 	"spear/mcp"
+	"spear/present"
 )
 
 // TestFailure: each kind of error is told to the turn as what it is, a
@@ -39,6 +40,98 @@ func TestFailure(t *testing.T) {
 		}
 		if strings.Contains(u.Detail, "secret path") {
 			t.Errorf("%v: the server's stderr reached the detail: %q", tc.err, u.Detail)
+		}
+	}
+}
+
+// TestProbe: a provider is started, lists its tools and is stopped; a
+// failure says in which phase.
+func TestProbe(t *testing.T) {
+	d := newDeployment(t)
+	for _, tc := range []struct {
+		command []string
+		tools   int
+		phase   string
+		err     string
+	}{
+		{[]string{fakeCommand}, 6, "", ""},
+		{[]string{fakeCommand, "-tools", "3", "-page", "2"}, 9, "", ""},
+		{[]string{"/opt/none"}, 0, "start", "starting /opt/none: no such file or directory"},
+		{[]string{fakeCommand, "-version", "1999-01-01"}, 0, "initialize", `server answered protocol version "1999-01-01"`},
+		{[]string{fakeCommand, "-behave", "error-init"}, 0, "initialize", "initialize failed: server error -32603: cannot initialize"},
+		{[]string{fakeCommand, "-exit-at", "tools/list"}, 0, "list", "server closed its output"},
+		{[]string{fakeCommand, "-behave", "endless", "-page", "1"}, 0, "list", "protocol error"},
+	} {
+		tools, phase, err := Probe(context.Background(), d.connect, &deploy.Provider{ID: "p", Command: tc.command, Timeout: 5 * time.Second})
+		if len(tools) != tc.tools || phase != tc.phase || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%q: %d tools, phase %q, %v; want %d, %q, %q", tc.command, len(tools), phase, err, tc.tools, tc.phase, tc.err)
+		}
+	}
+}
+
+// TestBuildFamily: admitted providers are listed in parallel, their tools
+// kept in registry order; a failure makes its provider unavailable; a
+// read-only turn keeps READs only.
+func TestBuildFamily(t *testing.T) {
+	d := newDeployment(t)
+	admitted := []*deploy.Provider{
+		{ID: "slow", Command: []string{fakeCommand, "-start-delay", "50ms"}, Read: []string{"echo", "big"}, Timeout: 5 * time.Second},
+		{ID: "gone", Command: []string{"/opt/gone"}, Timeout: 5 * time.Second},
+		{ID: "fast", Command: []string{fakeCommand}, Read: []string{"env"}, Timeout: 5 * time.Second},
+	}
+	f := buildFamily(context.Background(), d.connect, admitted, false)
+	var names []string
+	for _, c := range f.Capabilities {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, " ") != "slow/echo slow/fail slow/sleep slow/big slow/env slow/mixed fast/echo fast/fail fast/sleep fast/big fast/env fast/mixed" {
+		t.Errorf("capabilities %v", names)
+	}
+	if len(f.Unavailable) != 1 || f.Unavailable[0].Provider != "gone" || f.Unavailable[0].Phase != "start" || f.Unavailable[0].Reason != "could not be started" {
+		t.Errorf("unavailable %+v", f.Unavailable)
+	}
+	if f.Exposure != present.Index || f.Tokens == 0 {
+		t.Errorf("12 capabilities: %s, %d tokens", f.Exposure, f.Tokens)
+	}
+	f = buildFamily(context.Background(), d.connect, admitted, true)
+	names = nil
+	for _, c := range f.Capabilities {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, " ") != "slow/echo slow/big fast/env" || f.Exposure != present.Whole {
+		t.Errorf("read-only: %v, %s", names, f.Exposure)
+	}
+	// Nothing admitted is an empty family, shown whole.
+	f = buildFamily(context.Background(), d.connect, nil, false)
+	if f.Capabilities == nil || f.Unavailable == nil || len(f.Capabilities) != 0 || f.Exposure != present.Whole {
+		t.Errorf("empty: %+v", f)
+	}
+}
+
+// TestBuildFamilyCancelled: a build whose context ends is told as such.
+func TestBuildFamilyCancelled(t *testing.T) {
+	d := newDeployment(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f := buildFamily(ctx, d.connect, []*deploy.Provider{{ID: "p", Command: []string{fakeCommand}, Timeout: 5 * time.Second}}, false)
+	if len(f.Unavailable) != 1 || f.Unavailable[0].Reason != "was cancelled during initialize" || f.Unavailable[0].Phase != "initialize" {
+		t.Errorf("%+v", f.Unavailable)
+	}
+}
+
+func TestPhaseOf(t *testing.T) {
+	if got := phaseOf(fmt.Errorf("x: %w", &mcp.StartError{Command: "c", Err: errors.New("e")}), "list"); got != "start" {
+		t.Errorf("a start error: %q", got)
+	}
+	if got := phaseOf(&mcp.TimeoutError{Method: "initialize"}, "initialize"); got != "initialize" {
+		t.Errorf("otherwise: %q", got)
+	}
+}
+
+func TestSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Second: "1 s", 90 * time.Second: "90 s", 1500 * time.Millisecond: "1.5 s", 200 * time.Millisecond: "0.2 s", 0: "0 s"} {
+		if got := seconds(d); got != want {
+			t.Errorf("seconds(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

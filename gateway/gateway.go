@@ -390,7 +390,7 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if err := ts.record(audit.CapabilityInvoked, audit.Fields{"capability": c.Name, "arguments": argJSON, "outcome": "started"}); err != nil {
 		return nil, err
 	}
-	res, uerr := ts.call(ctx, c, p, argJSON)
+	res, uerr := ts.call(ctx, c, p, regErr, argJSON)
 	fields["duration_ms"] = time.Since(start).Milliseconds()
 	if uerr != nil {
 		ts.record(audit.ProviderFailed, audit.Fields{"provider": c.Provider, "phase": uerr.Phase, "why": uerr.Detail})
@@ -465,8 +465,12 @@ func (ts *TurnSession) provider(c *present.Capability) (*deploy.Provider, error)
 	return reg.Provider(c.Provider), nil
 }
 
-// call starts provider p, calls the tool and stops the provider.
-func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deploy.Provider, args json.RawMessage) (*mcp.CallToolResult, *outcome.Unavailable) {
+// call starts provider p, calls the tool and stops the provider; regErr
+// is why the registry could not be read for p.
+func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deploy.Provider, regErr error, args json.RawMessage) (*mcp.CallToolResult, *outcome.Unavailable) {
+	if regErr != nil {
+		return nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "could not be started: the provider registry cannot be read", Detail: regErr.Error()}
+	}
 	if p == nil {
 		return nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
 	}

@@ -17,6 +17,8 @@ func TestCompileSchema(t *testing.T) {
 		{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"n":{"type":"number","maximum":3,"exclusiveMaximum":true}}}`, `{"n":3}`, "less than 3"},
 		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"n":{"type":"integer","exclusiveMaximum":3}}}`, `{"n":3}`, "less than 3"},
 		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"t":{"$ref":"#/$defs/t"}},"$defs":{"t":{"type":"boolean"}}}`, `{"t":"no"}`, "Invalid type"},
+		{`{"$schema":"http://json-schema.org/draft-06/schema#","type":"object","properties":{"n":{"type":"number","exclusiveMaximum":3}}}`, `{"n":3}`, "less than 3"},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"s":{"const":"x"}}}`, `{"s":"y"}`, "does not match"},
 	}
 	for _, tc := range cases {
 		v, err := compileSchema(json.RawMessage(tc.schema))
@@ -35,10 +37,11 @@ func TestCompileSchema(t *testing.T) {
 	}
 	for schema, want := range map[string]string{
 		`[]`: "not a JSON object",
-		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","unevaluatedProperties":false}`: `uses "unevaluatedProperties"`,
-		`{"$schema":"https://example.com/my-dialect","type":"object"}`:                                             "unknown dialect",
-		`{"type":"object","properties":{"a":{"type":"strin"}}}`:                                                    "cannot be compiled",
-		`{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`:                                                "cannot be compiled",
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","unevaluatedProperties":false}`:                                      `uses "unevaluatedProperties"`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"object","properties":{"a":{"anyOf":[{"type":"array","prefixItems":[{}]}]}}}`: `uses "prefixItems"`,
+		`{"$schema":"https://example.com/my-dialect","type":"object"}`:                                                                                  "unknown dialect",
+		`{"type":"object","properties":{"a":{"type":"strin"}}}`:                                                                                         "cannot be compiled",
+		`{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`:                                                                                     "cannot be compiled",
 	} {
 		if _, err := compileSchema(json.RawMessage(schema)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", schema, err, want)
