@@ -26,6 +26,12 @@ func TestClean(t *testing.T) {
 		"unterminated \x1b[":         "unterminated ",
 		"\x1b":                       "",
 		"emoji 🙂 and accents é":      "emoji 🙂 and accents é",
+		"zero\u200bwidth\u200c\u200d\u2060\ufeffjoin":                "zerowidthjoin",
+		"tags\U000e0001\U000e0049\U000e0047\U000e004e\U000e007f end": "tags end",
+		"selector\U000e0100s":                                        "selectors",
+		"soft\u00adhyphen\u034f\u3164":                               "softhyphen",
+		"line\u2028sep\u2029para":                                    "line\nsep\npara",
+		"isolate\u2067x\u2069\u061c":                                 "isolatex",
 	} {
 		if got := Clean(in); got != want {
 			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
@@ -73,14 +79,47 @@ func TestRenderResult(t *testing.T) {
 	}
 }
 
+func TestVisible(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\nkept":          "plain\ttext\nkept",
+		"rtl\u202eevil":              "rtl<U+202E>evil",
+		"csi\u009b31m":               "csi<U+009B>31m",
+		"esc\x1b[2J":                 "esc<U+001B>[2J",
+		"tag\U000e0041":              "tag<U+E0041>",
+		"zw\u200bsp\u2028":           "zw<U+200B>sp<U+2028>",
+		"cr\rbad\xff":                "cr<U+000D>bad<0xFF>",
+		"emoji 🙂 replacement \ufffd": "emoji 🙂 replacement \ufffd",
+	} {
+		if got := Visible(in); got != want {
+			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSafeJSON(t *testing.T) {
+	in, _ := json.Marshal(map[string]string{"k": "a\u202eb\u009bc\U000e0041d\u2028e\u200bf\n"})
+	out := SafeJSON(string(in))
+	if want := `{"k":"a\u202eb\u009bc\udb40\udc41d\u2028e\u200bf\n"}`; out != want {
+		t.Fatalf("SafeJSON = %s, want %s", out, want)
+	}
+	var back map[string]string
+	if err := json.Unmarshal([]byte(out), &back); err != nil || back["k"] != "a\u202eb\u009bc\U000e0041d\u2028e\u200bf\n" {
+		t.Fatalf("SafeJSON changed the meaning: %q, %v", back["k"], err)
+	}
+}
+
 func FuzzClean(f *testing.F) {
-	for _, s := range []string{"\x1b[31mx", "\x1b]0;t\x07", "\u009b1m", "a\rb", "\xff"} {
+	for _, s := range []string{"\x1b[31mx", "\x1b]0;t\x07", "\u009b1m", "a\rb", "\xff", "\U000e0041\u200b\u2028"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Clean(s)
-		if !utf8.ValidString(out) || strings.ContainsAny(out, "\x1b\r\x00\x07\u009b\u202e") {
+		if !utf8.ValidString(out) || strings.IndexFunc(out, func(r rune) bool { return r != '\n' && r != '\t' && hidden(r) }) >= 0 {
 			t.Fatalf("Clean(%q) = %q", s, out)
+		}
+		vis := Visible(s)
+		if !utf8.ValidString(vis) || strings.IndexFunc(vis, func(r rune) bool { return r != '\n' && r != '\t' && hidden(r) }) >= 0 {
+			t.Fatalf("Visible(%q) = %q", s, vis)
 		}
 	})
 }
