@@ -438,16 +438,7 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p 
 	if ts.g.Settings.ConfirmCommand == "" {
 		return "", outcome.Refused("", "%s is a WRITE that needs a person's confirmation, and no way to ask is configured; the operator sets SPEAR_CONFIRM_COMMAND to a program that asks and exits 0 to approve", c.Name)
 	}
-	plain := map[string]any{}
-	for k, v := range args {
-		var x any
-		json.Unmarshal(v, &x)
-		plain[k] = x
-	}
-	req := mustJSON(ConfirmRequest{
-		Session: ts.Turn.Session, Turn: ts.Turn.Turn, Workspace: ts.Turn.Workspace,
-		Capability: c.Name, Class: c.Class, Description: present.OneLine(c.Description, 500), Arguments: plain,
-	})
+	req := newConfirmRequest(ts.Turn, c, args).JSON()
 	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, req, ts.g.Settings.ConfirmTimeout)
 	if !ok {
 		return "", outcome.Refused("", "%s was not confirmed: %s", c.Name, why)

@@ -99,7 +99,7 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 		case "not_admitted":
 			fmt.Fprintf(w, "  not admitted: %s\n", p.Reason)
 		case "failed":
-			fmt.Fprintf(w, "  failed during %s: %s\n", p.Phase, p.Error)
+			fmt.Fprintf(w, "  failed during %s: %s\n", p.Phase, present.Clean(p.Error))
 		default:
 			width := 0
 			for _, c := range p.Capabilities {
