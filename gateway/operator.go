@@ -86,6 +86,12 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 	if projects.Missing {
 		r.Problems = append(r.Problems, ProblemReport{File: projects.Path, Message: "there is no project registry here, so no provider reaches any turn; write one, or set SPEAR_PROJECTS_FILE"})
 	}
+	for _, p := range reg.Providers {
+		if p.Scope.Kind == "" {
+			r.Problems = append(r.Problems, ProblemReport{File: reg.Path, Entry: p.ID, Key: "scope",
+				Message: "applies nowhere: add a scope (global, corpus <project>[, ...], family <name>[, ...] or path <dir>)"})
+		}
+	}
 	var sel *Selection
 	admitted := map[string]string{} // provider → reason it is not admitted
 	if preview != nil {
