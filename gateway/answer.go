@@ -9,9 +9,16 @@ import (
 	"spear/present"
 )
 
+// answer runs one command's words. Every refusal it makes is recorded as
+// one capability_refused event: here for the words themselves, in the
+// turn session's checks for the rest (docs/audit.md).
 func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Writer) int {
+	refuse := func(why, hint string) int {
+		g.RecordRefusal(ctx, args, why)
+		return present.WriteRefusal(stderr, why, hint)
+	}
 	if len(args) == 0 {
-		return present.WriteRefusal(stderr, "spear-capability needs a command: list, describe or invoke", "spear-capability list")
+		return refuse("spear-capability needs a command: list, describe or invoke", "spear-capability list")
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
@@ -19,20 +26,20 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 		return outcome.ExitOK
 	case "list":
 		if len(args) != 1 {
-			return present.WriteRefusal(stderr, "list takes no arguments", "spear-capability list")
+			return refuse("list takes no arguments", "spear-capability list")
 		}
 	case "describe":
 		if len(args) != 2 {
-			return present.WriteRefusal(stderr, "describe takes one capability name", "spear-capability describe <provider>/<tool>")
+			return refuse("describe takes one capability name", "spear-capability describe <provider>/<tool>")
 		}
 	case "invoke":
 		if len(args) < 2 || len(args) > 3 {
-			return present.WriteRefusal(stderr, fmt.Sprintf("invoke takes a capability name and one JSON object, found %d words; put the whole JSON object in single quotes", len(args)-1), outcome.InvokeForm)
+			return refuse(fmt.Sprintf("invoke takes a capability name and one JSON object, found %d words; put the whole JSON object in single quotes", len(args)-1), outcome.InvokeForm)
 		}
 	case "context", "check", "audit", "version", "completion":
-		return present.WriteRefusal(stderr, fmt.Sprintf("%s is an operator's command and is not answered inside a turn", present.OneLine(args[0], 40)), "spear-capability list")
+		return refuse(fmt.Sprintf("%s is an operator's command and is not answered inside a turn", present.OneLine(args[0], 40)), "spear-capability list")
 	default:
-		return present.WriteRefusal(stderr, fmt.Sprintf("%q is not a command inside a turn; use list, describe or invoke", present.OneLine(args[0], 40)), "spear-capability list")
+		return refuse(fmt.Sprintf("%q is not a command inside a turn; use list, describe or invoke", present.OneLine(args[0], 40)), "spear-capability list")
 	}
 	ts, err := g.Open(ctx)
 	if err != nil {

@@ -269,9 +269,9 @@ func (ts *TurnSession) find(name string) (*present.Capability, error) {
 // refusal is recorded.
 func (ts *TurnSession) Describe(name string) (c *present.Capability, err error) {
 	defer func() {
-		var re *outcome.Refusal
-		if errors.As(err, &re) {
-			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": present.OneLine(name, 200), "why": re.Why})
+		var ue *outcome.Unavailable
+		if err != nil && !errors.As(err, &ue) {
+			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": present.OneLine(name, 200), "why": refusalWhy(err)})
 		}
 	}()
 	if err := ts.offered(); err != nil {
@@ -322,6 +322,16 @@ func (ts *TurnSession) markUnavailable(u *outcome.Unavailable) error {
 	})
 }
 
+// refusalWhy is why err refused a command, for the audit trail: a
+// refusal's reason, or any other error in full.
+func refusalWhy(err error) string {
+	var re *outcome.Refusal
+	if errors.As(err, &re) {
+		return re.Why
+	}
+	return err.Error()
+}
+
 // Outcome is what an invocation came to.
 type Outcome struct {
 	Capability *present.Capability
@@ -339,18 +349,17 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 		if err == nil {
 			return
 		}
-		var re *outcome.Refusal
 		var ue *outcome.Unavailable
-		switch {
-		case errors.As(err, &re):
-			fields["why"] = re.Why
-			ts.log.Record(audit.CapabilityRefused, fields)
-		case errors.As(err, &ue):
+		if errors.As(err, &ue) {
 			fields["outcome"] = "unavailable"
 			fields["why"] = ue.Reason
 			fields["duration_ms"] = time.Since(start).Milliseconds()
 			ts.log.Record(audit.CapabilityInvoked, fields)
+			return
 		}
+		// Anything else reaches the turn as a refusal, and is recorded as one.
+		fields["why"] = refusalWhy(err)
+		ts.log.Record(audit.CapabilityRefused, fields)
 	}()
 	if err := ts.offered(); err != nil {
 		return nil, err
