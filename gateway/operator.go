@@ -46,6 +46,8 @@ type ProviderReport struct {
 	Capabilities []present.Capability `json:"capabilities,omitempty"`
 	// MissingRead names tools that read lists but the server does not offer.
 	MissingRead []string `json:"missing_read,omitempty"`
+	// Excluded are the tools a turn would leave out, and why.
+	Excluded []string `json:"excluded,omitempty"`
 }
 
 // Report is what check and list print.
@@ -148,18 +150,21 @@ func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider,
 			pr.MissingRead = append(pr.MissingRead, name)
 		}
 	}
-	for _, t := range tools {
-		c := present.NewCapability(p, t)
-		if readOnly && c.Class != deploy.Read {
-			continue
-		}
+	// The operator sees what a turn would keep, and what it would leave out.
+	k := keepTools(p, tools, readOnly)
+	pr.Excluded = k.excluded
+	if k.over != nil {
+		pr.Status, pr.Phase, pr.Error = StatusFailed, k.over.Phase, k.over.Detail
+		return pr
+	}
+	for _, c := range k.caps {
 		pr.Tools++
 		if c.Class == deploy.Read {
 			pr.Read++
 		} else {
 			pr.Writes++
 		}
-		pr.Capabilities = append(pr.Capabilities, c)
 	}
+	pr.Capabilities = k.caps
 	return pr
 }

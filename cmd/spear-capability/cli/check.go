@@ -53,6 +53,9 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 			default:
 				fmt.Fprintf(w, "failed    %s: during %s: %s\n", p.ID, p.Phase, present.Clean(p.Error))
 			}
+			for _, x := range p.Excluded {
+				fmt.Fprintf(w, "warning   left out of every turn: %s\n", x)
+			}
 		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "problem   %s\n", problemText(p))

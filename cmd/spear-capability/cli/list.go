@@ -112,6 +112,9 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 				fmt.Fprintln(w, "  (no tools)")
 			}
 		}
+		for _, x := range p.Excluded {
+			fmt.Fprintf(w, "  left out: %s\n", x)
+		}
 	}
 }
 
