@@ -281,6 +281,11 @@ func (ts *TurnSession) Describe(name string) (c *present.Capability, err error) 
 	if err != nil {
 		return nil, err
 	}
+	// A capability whose schema cannot be checked can never be invoked:
+	// the turn learns why now, not after reading it.
+	if _, err := compileSchema(c.InputSchema); err != nil {
+		return nil, outcome.Refused("", "%s cannot be invoked: %v", c.Name, err)
+	}
 	if err := ts.record(audit.CapabilityDescribed, audit.Fields{"capability": c.Name}); err != nil {
 		return nil, err
 	}
@@ -382,6 +387,10 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 		return nil, outcome.Refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
 	}
 	if err := v.Check(args); err != nil {
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, outcome.Refused("", "%s cannot be checked against these arguments: %v; the call is refused rather than run unchecked", c.Name, err)
+		}
 		return nil, outcome.Refused(present.InvokeHint(c), "the arguments do not fit the schema of %s: %v", c.Name, err)
 	}
 	// The provider's entry is read afresh once per call, so its write
