@@ -2,11 +2,14 @@ package spear_test
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,9 +70,10 @@ func TestScripts(t *testing.T) {
 			return false, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"expand":  expandCmd,
-			"noprocs": noprocsCmd,
-			"count":   countCmd,
+			"expand":     expandCmd,
+			"noprocs":    noprocsCmd,
+			"count":      countCmd,
+			"hangserver": hangserverCmd,
 		},
 	})
 }
@@ -119,6 +123,46 @@ func noprocsCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if (len(found) > 0) != neg {
 		ts.Fatalf("processes matching %q: %v", args[0], found)
 	}
+}
+
+// hangserver starts an HTTP server that accepts connections and never
+// answers, for the rest of the script; $HANG_URL is its address. Each
+// connection it accepts is noted in $WORK/hangserver.log.
+func hangserverCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: hangserver")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ts.Fatalf("hangserver: %v", err)
+	}
+	log := ts.MkAbs("hangserver.log")
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			if f, err := os.OpenFile(log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, "accepted", c.RemoteAddr())
+				f.Close()
+			}
+		}
+	}()
+	ts.Defer(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	ts.Setenv("HANG_URL", "http://"+l.Addr().String())
 }
 
 // count N PATTERN FILE checks that FILE has exactly N lines containing

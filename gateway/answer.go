@@ -9,10 +9,11 @@ import (
 	"spear/present"
 )
 
+// answer runs one command's words. Every refusal it makes is recorded as
+// one capability_refused event: here for the words themselves, in the
+// turn session's checks for the rest (docs/audit.md).
 func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Writer) int {
 	refuse := func(why, hint string) int {
-		// Refused before the turn is opened, and recorded as every
-		// refusal is (docs/audit.md).
 		g.RecordRefusal(ctx, args, why)
 		return present.WriteRefusal(stderr, why, hint)
 	}

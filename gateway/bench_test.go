@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"spear/mcp"
@@ -61,4 +62,62 @@ func BenchmarkAnswerInvoke(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkManyTools builds the family of one provider with 10,000 tools,
+// then lists it again: the turn's state stays within MaxProviderBytes per
+// provider, and a later list reads only the state. With small tools the
+// provider is kept; with tools of about 500 bytes each (5 MiB in all) it
+// is left out, and the state keeps only why.
+func BenchmarkManyTools(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		pad  int
+	}{{"small", 0}, {"fat", 500}} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			ws := filepath.Join(dir, "ws")
+			os.MkdirAll(ws, 0o755)
+			write := func(name, content string) { os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644) }
+			tools := make([]map[string]any, 10000)
+			for i := range tools {
+				tools[i] = map[string]any{"name": fmt.Sprintf("tool%05d", i), "description": "generated tool",
+					"inputSchema": map[string]any{"type": "object", "description": strings.Repeat("x", tc.pad)}}
+			}
+			data, _ := json.Marshal(map[string]any{"tools": tools})
+			write("tools.json", string(data))
+			write("projects.json", fmt.Sprintf(`{"projects": [{"name": "p", "root": %q}]}`, ws))
+			write("capabilities.json", fmt.Sprintf(`{"providers": [{"id": "many", "command": [%q, "-tools-file", %q, "-page", "500"], "env": {%q: "1"}, "scope": "global", "timeout": 30}]}`,
+				self, filepath.Join(dir, "tools.json"), fakeServerEnv))
+			env := map[string]string{"HOME": dir, "SPEAR_PROJECTS_FILE": filepath.Join(dir, "projects.json"), "SPEAR_STATE_DIR": filepath.Join(dir, "state"), "SPEAR_TURN_FILE": filepath.Join(dir, "turn.json")}
+			g := New(func(k string) string { return env[k] })
+			list := func(turn string) {
+				write("turn.json", fmt.Sprintf(`{"session": "s", "turn": %q, "workspace": %q, "class": "implementation"}`, turn, ws))
+				var out strings.Builder
+				if st := g.Answer(context.Background(), []string{"list"}, &out, io.Discard); st != 0 {
+					b.Fatalf("status %d", st)
+				}
+			}
+			b.Run("build", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					list(fmt.Sprintf("build-%d", i))
+				}
+				info, err := os.Stat(filepath.Join(dir, "state", "sessions", "s", "turns", "build-0", "state.json"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(info.Size()), "state-bytes")
+			})
+			list("again")
+			b.Run("list-again", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					list("again")
+				}
+			})
+		})
+	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -14,15 +15,98 @@ import (
 	"spear/present"
 )
 
-// ConfirmRequest is what SPEAR_CONFIRM_COMMAND reads on stdin, as JSON.
+// ConfirmRequest is what SPEAR_CONFIRM_COMMAND reads on stdin, as JSON
+// (docs/formats.md, "The confirm request"). Every string in it is shown to a
+// person, so each has its hidden characters made visible (present.Visible).
 type ConfirmRequest struct {
-	Session     string         `json:"session"`
-	Turn        string         `json:"turn"`
-	Workspace   string         `json:"workspace"`
-	Capability  string         `json:"capability"`
-	Class       deploy.Access  `json:"class"`
-	Description string         `json:"description"`
-	Arguments   map[string]any `json:"arguments"`
+	Session    string        `json:"session"`
+	Turn       string        `json:"turn"`
+	Workspace  string        `json:"workspace"`
+	Capability string        `json:"capability"`
+	Provider   string        `json:"provider"`
+	Tool       string        `json:"tool"`
+	Class      deploy.Access `json:"class"`
+	// Description is the gateway's own account of what is asked.
+	Description string `json:"description"`
+	// ProviderTitle and ProviderDescription are the provider's words for
+	// the tool: claims the gateway has not checked.
+	ProviderTitle       string `json:"provider_title,omitempty"`
+	ProviderDescription string `json:"provider_description"`
+	// Arguments are the turn's arguments as they will be sent, with hidden
+	// characters in keys and strings written as <U+XXXX>.
+	Arguments map[string]any `json:"arguments"`
+}
+
+// newConfirmRequest builds the request that asks a person about a call of c
+// with args.
+func newConfirmRequest(t *deploy.Turn, c *present.Capability, args map[string]json.RawMessage) ConfirmRequest {
+	visible := map[string]any{}
+	for k, raw := range args {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		dec.Decode(&v)
+		putVisible(visible, k, v)
+	}
+	title := ""
+	if c.Title != c.Tool {
+		title = present.Visible(c.Title)
+	}
+	return ConfirmRequest{
+		Session: present.Visible(t.Session), Turn: present.Visible(t.Turn), Workspace: present.Visible(t.Workspace),
+		Capability: c.Name, Provider: c.Provider, Tool: c.Tool, Class: c.Class,
+		Description: fmt.Sprintf("The turn asks to run %s, which the registry classes %s, with the arguments below. "+
+			"provider_title and provider_description are the provider's own words, which the gateway has not checked.", c.Name, c.Class),
+		ProviderTitle:       title,
+		ProviderDescription: present.Visible(present.Bound(c.Description, 2000)),
+		Arguments:           visible,
+	}
+}
+
+// JSON is the request as the confirmation program reads it: one line of
+// JSON, with < and > as they are (the request is read by a person's
+// program, not a web page) and every hidden character escaped.
+func (r ConfirmRequest) JSON() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(r)
+	return []byte(present.SafeJSON(b.String()))
+}
+
+// visibleValue returns v with hidden characters made visible in every
+// string and key.
+func visibleValue(v any) any {
+	switch t := v.(type) {
+	case string:
+		return present.Visible(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = visibleValue(e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range t {
+			putVisible(out, k, e)
+		}
+		return out
+	}
+	return v
+}
+
+// putVisible sets m[k] with k and v made visible; two keys that look alike
+// once visible are both kept, the second marked.
+func putVisible(m map[string]any, k string, v any) {
+	vk := present.Visible(k)
+	for n := 2; ; n++ {
+		if _, taken := m[vk]; !taken {
+			break
+		}
+		vk = fmt.Sprintf("%s <another key that looks alike %d>", present.Visible(k), n)
+	}
+	m[vk] = visibleValue(v)
 }
 
 // confirm runs the confirmation program through /bin/sh with the request

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
+	"time"
 
 	"spear/deploy"
 	"spear/internal/version"
@@ -22,17 +25,66 @@ func clientOptions(p *deploy.Provider) mcp.Options {
 	return mcp.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, Timeout: p.Timeout, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
 }
 
-// Probe starts p, lists its tools and stops it. On failure it says in
-// which phase (start, initialize or list) and returns the full error.
+// Bounds on building a family: what one provider's listing may take in time
+// and in the turn's state (docs/design.md, "The turn's state").
+const (
+	// MaxSchemaBytes bounds one tool's input or output schema, as the
+	// server sent it; a tool with a larger one is left out.
+	MaxSchemaBytes = 64 << 10
+	// MaxProviderBytes bounds one provider's tools as the turn keeps them
+	// (names, titles, descriptions and schemas); a provider whose tools
+	// take more is left out.
+	MaxProviderBytes = 4 << 20
+	// maxListMessage bounds one message while listing: a page larger than
+	// this could not fit the provider's bound anyway.
+	maxListMessage = MaxProviderBytes + 1<<20
+	// MaxListTime bounds starting a provider and listing its tools: three
+	// times its timeout, and never more than this.
+	MaxListTime = 60 * time.Second
+)
+
+// ListTime is how long starting p and listing its tools may take in all.
+func ListTime(p *deploy.Provider) time.Duration {
+	return min(3*p.Timeout, MaxListTime)
+}
+
+// ListTimeError is a provider that did not start and list all its tools
+// within ListTime, however promptly it answered each request.
+type ListTimeError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *ListTimeError) Error() string {
+	return fmt.Sprintf("did not start and list its tools within %s: %v", seconds(e.After), e.Err)
+}
+
+func (e *ListTimeError) Unwrap() error { return e.Err }
+
+// Probe starts p, lists its tools and stops it, all within ListTime(p). On
+// failure it says in which phase (start, initialize or list) and returns
+// the full error.
 func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.Tool, string, error) {
-	c, err := connect(ctx, clientOptions(p))
+	limit := ListTime(p)
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, &ListTimeError{After: limit})
+	defer cancel()
+	late := func(err error) error {
+		var lt *ListTimeError
+		if errors.As(context.Cause(ctx), &lt) {
+			return &ListTimeError{After: limit, Err: err}
+		}
+		return err
+	}
+	opts := clientOptions(p)
+	opts.MaxMessage = maxListMessage
+	c, err := connect(ctx, opts)
 	if err != nil {
-		return nil, phaseOf(err, "initialize"), err
+		return nil, phaseOf(err, "initialize"), late(err)
 	}
 	defer c.Close()
 	tools, err := c.ListTools(ctx)
 	if err != nil {
-		return nil, "list", err
+		return nil, "list", late(err)
 	}
 	return tools, "", nil
 }
@@ -46,8 +98,64 @@ func listProvider(ctx context.Context, connect Connector, p *deploy.Provider) ([
 	return tools, nil
 }
 
+// kept is what a turn keeps of one provider's tools.
+type kept struct {
+	caps     []present.Capability
+	excluded []string             // tools left out, and why
+	over     *outcome.Unavailable // the provider left out, and why
+}
+
+// keepTools makes p's tools capabilities (READ ones only when readOnly).
+// A tool with an invalid name or a schema over MaxSchemaBytes is left out;
+// when the rest take over MaxProviderBytes, the provider is.
+func keepTools(p *deploy.Provider, tools []mcp.Tool, readOnly bool) kept {
+	var k kept
+	size := 0
+	for _, t := range tools {
+		if !deploy.ValidToolName(t.Name) {
+			k.excluded = append(k.excluded, fmt.Sprintf("%s: a tool named %q (names must be 1 to 128 of A-Z a-z 0-9 _ . -)", p.ID, present.OneLine(t.Name, 60)))
+			continue
+		}
+		if n := max(len(t.InputSchema), len(t.OutputSchema)); n > MaxSchemaBytes {
+			k.excluded = append(k.excluded, fmt.Sprintf("%s/%s: its schema takes %s, over the %s a schema may take", p.ID, t.Name, byteSize(n), byteSize(MaxSchemaBytes)))
+			continue
+		}
+		c := present.NewCapability(p, t)
+		if readOnly && c.Class != deploy.Read {
+			continue
+		}
+		size += c.Bytes()
+		k.caps = append(k.caps, c)
+	}
+	if size > MaxProviderBytes {
+		why := fmt.Sprintf("offers tools that take %s in all, over the %s a provider may take", byteSize(size), byteSize(MaxProviderBytes))
+		k.caps = nil
+		k.excluded = append(k.excluded, fmt.Sprintf("%s: the whole provider, which %s", p.ID, why))
+		k.over = &outcome.Unavailable{Provider: p.ID, Phase: "list", Reason: why, Detail: why}
+	}
+	return k
+}
+
+// byteSize says n bytes briefly, rounded up, so that a size over a bound
+// never reads as the bound: 900 bytes, 64 KiB, 4.1 MiB.
+func byteSize(n int) string {
+	up := func(x float64) string {
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", math.Ceil(x*10)/10), ".0")
+	}
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return up(float64(n)/(1<<10)) + " KiB"
+	default:
+		return up(float64(n)/(1<<20)) + " MiB"
+	}
+}
+
 // buildFamily starts every admitted provider in parallel, lists its tools
-// and builds the family; readOnly keeps READ capabilities only.
+// and builds the family; readOnly keeps READ capabilities only. Each
+// provider has ListTime to start and list, so the whole build takes at
+// most MaxListTime.
 func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Provider, readOnly bool) *present.Family {
 	type listing struct {
 		tools []mcp.Tool
@@ -71,17 +179,14 @@ func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Prov
 			f.Unavailable = append(f.Unavailable, *results[i].fail)
 			continue
 		}
-		for _, t := range results[i].tools {
-			if !deploy.ValidToolName(t.Name) {
-				f.Excluded = append(f.Excluded, fmt.Sprintf("%s: a tool named %q (names must be 1 to 128 of A-Z a-z 0-9 _ . -)", p.ID, present.OneLine(t.Name, 60)))
-				continue
-			}
-			c := present.NewCapability(p, t)
-			if readOnly && c.Class != deploy.Read {
-				continue
-			}
-			f.Capabilities = append(f.Capabilities, c)
+		k := keepTools(p, results[i].tools, readOnly)
+		results[i].tools = nil // what is not kept can go
+		f.Excluded = append(f.Excluded, k.excluded...)
+		if k.over != nil {
+			f.Unavailable = append(f.Unavailable, *k.over)
+			continue
 		}
+		f.Capabilities = append(f.Capabilities, k.caps...)
 	}
 	f.Expose()
 	return f
@@ -103,6 +208,7 @@ func failure(p *deploy.Provider, phase string, err error) *outcome.Unavailable {
 	u := &outcome.Unavailable{Provider: p.ID, Phase: phase, Detail: err.Error()}
 	method := map[string]string{"initialize": "initialize", "list": "tools/list", "call": "tools/call"}[phase]
 	var (
+		lt *ListTimeError
 		se *mcp.StartError
 		te *mcp.TimeoutError
 		ve *mcp.VersionError
@@ -111,6 +217,8 @@ func failure(p *deploy.Provider, phase string, err error) *outcome.Unavailable {
 		re *mcp.RPCError
 	)
 	switch {
+	case errors.As(err, &lt):
+		u.Reason = fmt.Sprintf("did not start and list its tools within %s", seconds(lt.After))
 	case errors.As(err, &se):
 		u.Reason = "could not be started"
 	case errors.As(err, &te):

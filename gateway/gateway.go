@@ -269,9 +269,9 @@ func (ts *TurnSession) find(name string) (*present.Capability, error) {
 // refusal is recorded.
 func (ts *TurnSession) Describe(name string) (c *present.Capability, err error) {
 	defer func() {
-		var re *outcome.Refusal
-		if errors.As(err, &re) {
-			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": present.OneLine(name, 200), "why": re.Why})
+		var ue *outcome.Unavailable
+		if err != nil && !errors.As(err, &ue) {
+			ts.log.Record(audit.CapabilityRefused, audit.Fields{"capability": present.OneLine(name, 200), "why": refusalWhy(err)})
 		}
 	}()
 	if err := ts.offered(); err != nil {
@@ -280,6 +280,11 @@ func (ts *TurnSession) Describe(name string) (c *present.Capability, err error) 
 	c, err = ts.find(name)
 	if err != nil {
 		return nil, err
+	}
+	// A capability whose schema cannot be checked can never be invoked:
+	// the turn learns why now, not after reading it.
+	if _, err := compileSchema(c.InputSchema); err != nil {
+		return nil, outcome.Refused("", "%s cannot be invoked: %v", c.Name, err)
 	}
 	if err := ts.record(audit.CapabilityDescribed, audit.Fields{"capability": c.Name}); err != nil {
 		return nil, err
@@ -322,6 +327,16 @@ func (ts *TurnSession) markUnavailable(u *outcome.Unavailable) error {
 	})
 }
 
+// refusalWhy is why err refused a command, for the audit trail: a
+// refusal's reason, or any other error in full.
+func refusalWhy(err error) string {
+	var re *outcome.Refusal
+	if errors.As(err, &re) {
+		return re.Why
+	}
+	return err.Error()
+}
+
 // Outcome is what an invocation came to.
 type Outcome struct {
 	Capability *present.Capability
@@ -339,18 +354,17 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 		if err == nil {
 			return
 		}
-		var re *outcome.Refusal
 		var ue *outcome.Unavailable
-		switch {
-		case errors.As(err, &re):
-			fields["why"] = re.Why
-			ts.log.Record(audit.CapabilityRefused, fields)
-		case errors.As(err, &ue):
+		if errors.As(err, &ue) {
 			fields["outcome"] = "unavailable"
 			fields["why"] = ue.Reason
 			fields["duration_ms"] = time.Since(start).Milliseconds()
 			ts.log.Record(audit.CapabilityInvoked, fields)
+			return
 		}
+		// Anything else reaches the turn as a refusal, and is recorded as one.
+		fields["why"] = refusalWhy(err)
+		ts.log.Record(audit.CapabilityRefused, fields)
 	}()
 	if err := ts.offered(); err != nil {
 		return nil, err
@@ -373,6 +387,10 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 		return nil, outcome.Refused("", "%s cannot be checked: %v; the call is refused rather than run unchecked", c.Name, err)
 	}
 	if err := v.Check(args); err != nil {
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, outcome.Refused("", "%s cannot be checked against these arguments: %v; the call is refused rather than run unchecked", c.Name, err)
+		}
 		return nil, outcome.Refused(present.InvokeHint(c), "the arguments do not fit the schema of %s: %v", c.Name, err)
 	}
 	// The provider's entry is read afresh once per call, so its write
@@ -438,16 +456,7 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p 
 	if ts.g.Settings.ConfirmCommand == "" {
 		return "", outcome.Refused("", "%s is a WRITE that needs a person's confirmation, and no way to ask is configured; the operator sets SPEAR_CONFIRM_COMMAND to a program that asks and exits 0 to approve", c.Name)
 	}
-	plain := map[string]any{}
-	for k, v := range args {
-		var x any
-		json.Unmarshal(v, &x)
-		plain[k] = x
-	}
-	req := mustJSON(ConfirmRequest{
-		Session: ts.Turn.Session, Turn: ts.Turn.Turn, Workspace: ts.Turn.Workspace,
-		Capability: c.Name, Class: c.Class, Description: present.OneLine(c.Description, 500), Arguments: plain,
-	})
+	req := newConfirmRequest(ts.Turn, c, args).JSON()
 	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, req, ts.g.Settings.ConfirmTimeout)
 	if !ok {
 		return "", outcome.Refused("", "%s was not confirmed: %s", c.Name, why)

@@ -46,6 +46,8 @@ type ProviderReport struct {
 	Capabilities []present.Capability `json:"capabilities,omitempty"`
 	// MissingRead names tools that read lists but the server does not offer.
 	MissingRead []string `json:"missing_read,omitempty"`
+	// Excluded are the tools a turn would leave out, and why.
+	Excluded []string `json:"excluded,omitempty"`
 }
 
 // Report is what check and list print.
@@ -85,6 +87,12 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 	}
 	if projects.Missing {
 		r.Problems = append(r.Problems, ProblemReport{File: projects.Path, Message: "there is no project registry here, so no provider reaches any turn; write one, or set SPEAR_PROJECTS_FILE"})
+	}
+	for _, p := range reg.Providers {
+		if p.Scope.Kind == "" {
+			r.Problems = append(r.Problems, ProblemReport{File: reg.Path, Entry: p.ID, Key: "scope",
+				Message: "applies nowhere: add a scope (global, corpus <project>[, ...], family <name>[, ...] or path <dir>)"})
+		}
 	}
 	var sel *Selection
 	admitted := map[string]string{} // provider → reason it is not admitted
@@ -142,18 +150,21 @@ func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider,
 			pr.MissingRead = append(pr.MissingRead, name)
 		}
 	}
-	for _, t := range tools {
-		c := present.NewCapability(p, t)
-		if readOnly && c.Class != deploy.Read {
-			continue
-		}
+	// The operator sees what a turn would keep, and what it would leave out.
+	k := keepTools(p, tools, readOnly)
+	pr.Excluded = k.excluded
+	if k.over != nil {
+		pr.Status, pr.Phase, pr.Error = StatusFailed, k.over.Phase, k.over.Detail
+		return pr
+	}
+	for _, c := range k.caps {
 		pr.Tools++
 		if c.Class == deploy.Read {
 			pr.Read++
 		} else {
 			pr.Writes++
 		}
-		pr.Capabilities = append(pr.Capabilities, c)
 	}
+	pr.Capabilities = k.caps
 	return pr
 }

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -176,5 +178,20 @@ func TestProviderStatusString(t *testing.T) {
 		if s.String() != want {
 			t.Errorf("%q.String() = %q", want, s.String())
 		}
+	}
+}
+
+func TestCheckWantsAScope(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "capabilities.json"), []byte(`{"providers": [{"id": "nowhere", "command": ["/bin/true"], "enabled": false}, {"id": "here", "command": ["/bin/true"], "scope": "global", "enabled": false}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "projects.json"), []byte(`{"projects": []}`), 0o644)
+	g := New(func(k string) string { return map[string]string{"HOME": dir, "SPEAR_CONFIG_DIR": dir}[k] })
+	r, _, err := g.Inspect(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK || len(r.Problems) != 1 || r.Problems[0].Entry != "nowhere" || r.Problems[0].Key != "scope" ||
+		!strings.HasPrefix(r.Problems[0].Message, "applies nowhere: add a scope") {
+		t.Errorf("problems %+v", r.Problems)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"spear/internal/strictjson"
 
@@ -14,7 +15,8 @@ import (
 )
 
 // parseArguments reads an invocation's arguments: exactly one JSON object,
-// with no key twice. Omitted arguments are {}.
+// with no key twice, nested at most maxArgumentsDepth levels, its numbers
+// bounded as a schema's are. Omitted arguments are {}.
 func parseArguments(text string) (map[string]json.RawMessage, error) {
 	if strings.TrimSpace(text) == "" {
 		return map[string]json.RawMessage{}, nil
@@ -32,6 +34,15 @@ func parseArguments(text string) (map[string]json.RawMessage, error) {
 	}
 	if err := strictjson.CheckDuplicateKeys(raw); err != nil {
 		return nil, fmt.Errorf("the arguments are ambiguous: %v", err)
+	}
+	var whole any
+	numbers := json.NewDecoder(bytes.NewReader(raw))
+	numbers.UseNumber()
+	if err := numbers.Decode(&whole); err != nil {
+		return nil, fmt.Errorf("the arguments are not valid JSON: %v", err)
+	}
+	if err := vetJSON(whole, 0, maxArgumentsDepth, "the arguments"); err != nil {
+		return nil, err
 	}
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil {
@@ -53,13 +64,30 @@ var unsupportedKeywords = []string{
 type validator struct {
 	declared map[string]bool
 	schema   *gojsonschema.Schema
+	graph    *schemaGraph
 }
+
+// schemaTime bounds compiling a schema, and checking arguments against it,
+// each. The bounds in vetSchema make both quick; this one holds whatever
+// they miss.
+const schemaTime = 2 * time.Second
+
+// limitError is a check the gateway will not run because it would take too
+// long; the arguments may be fine.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
 
 // compileSchema prepares a tool's input schema. Schemas for draft-04, -06
 // and -07 are compiled as they say; 2019-09 and 2020-12 schemas (what the
 // official SDKs emit) are compiled as draft-07 when they use nothing whose
-// meaning differs; anything else is an error, and the call is refused.
+// meaning differs; anything else is an error, and the call is refused. The
+// schema is vetted first (vetSchema), and the validator only ever sees
+// this one document in memory.
 func compileSchema(raw json.RawMessage) (*validator, error) {
+	if len(raw) > MaxSchemaBytes {
+		return nil, fmt.Errorf("its input schema takes %s, over the %s a schema may take", byteSize(len(raw)), byteSize(MaxSchemaBytes))
+	}
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -83,22 +111,73 @@ func compileSchema(raw json.RawMessage) (*validator, error) {
 		}
 		delete(doc, "$schema")
 	}
-	v := &validator{declared: map[string]bool{}}
+	graph, err := vetSchema(doc)
+	if err != nil {
+		return nil, err
+	}
+	v := &validator{declared: map[string]bool{}, graph: graph}
 	if props, ok := doc["properties"].(map[string]any); ok {
 		for k := range props {
 			v.declared[k] = true
 		}
 	}
-	sl := gojsonschema.NewSchemaLoader()
-	sl.Draft = draft
-	sl.AutoDetect = false
-	sl.Validate = true
-	schema, err := sl.Compile(gojsonschema.NewGoLoader(doc))
+	vetted, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("its input schema cannot be compiled: %v", err)
 	}
-	v.schema = schema
+	err = withinTime(schemaTime, "compiling its input schema", func() error {
+		meta, err := metaSchemas[draft]()
+		if err != nil {
+			return fmt.Errorf("the validator's own meta-schema cannot be compiled: %v", err)
+		}
+		res, err := meta.Validate(memoryLoader(vetted))
+		if err != nil {
+			return fmt.Errorf("its input schema cannot be compiled: %v", err)
+		}
+		if !res.Valid() {
+			var msgs []string
+			for _, e := range res.Errors() {
+				msgs = append(msgs, e.String())
+			}
+			return fmt.Errorf("its input schema cannot be compiled: %s", strings.Join(msgs, "; "))
+		}
+		sl := gojsonschema.NewSchemaLoader()
+		sl.Draft = draft
+		sl.AutoDetect = false
+		sl.Validate = false // done above, against the meta-schema in memory
+		schema, err := sl.Compile(memoryLoader(vetted))
+		if err != nil {
+			return fmt.Errorf("its input schema cannot be compiled: %v", err)
+		}
+		v.schema = schema
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return v, nil
+}
+
+// withinTime runs fn on its own goroutine and waits at most limit for it.
+// A panic in fn is an error; what names the work in messages.
+func withinTime(limit time.Duration, what string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("%s failed: %v", what, r)
+			}
+		}()
+		done <- fn()
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return &limitError{fmt.Sprintf("%s did not finish within %s", what, seconds(limit))}
+	}
 }
 
 // findKeyword returns the first of keywords used as a key anywhere in v.
@@ -153,7 +232,23 @@ func (v *validator) Check(args map[string]json.RawMessage) error {
 		return fmt.Errorf("the schema does not declare %s (%s)", quoteList(undeclared), allowed)
 	}
 	doc, _ := json.Marshal(args)
-	res, err := v.schema.Validate(gojsonschema.NewBytesLoader(doc))
+	var instance any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	dec.Decode(&instance)
+	if n := v.graph.checkSteps(instance, maxCheckSteps); n > maxCheckSteps {
+		return &limitError{fmt.Sprintf("checking these arguments would apply its subschemas more than %d times", maxCheckSteps)}
+	}
+	var res *gojsonschema.Result
+	err := withinTime(schemaTime, "checking the arguments", func() error {
+		var err error
+		res, err = v.schema.Validate(memoryLoader(doc))
+		return err
+	})
+	var le *limitError
+	if errors.As(err, &le) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("the arguments could not be validated: %v", err)
 	}

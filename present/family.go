@@ -46,6 +46,12 @@ func (c *Capability) Tokens() int {
 	return (n + 3) / 4
 }
 
+// Bytes is what the capability takes in the turn's state: its name, title,
+// description and schemas.
+func (c *Capability) Bytes() int {
+	return len(c.Name) + len(c.Provider) + len(c.Tool) + len(c.Title) + len(c.Description) + len(c.InputSchema) + len(c.OutputSchema)
+}
+
 // NewCapability makes a tool of p a capability: classed by the registry
 // alone, whatever the server's annotations say, with its text cleaned and
 // bounded and its schemas re-encoded.

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
+	"unicode/utf16"
 
 	"spear/mcp"
 )
@@ -120,32 +120,40 @@ func humanSize(n int64) string {
 	}
 }
 
-// compactJSON re-encodes raw JSON on one line; control characters inside
-// strings stay escaped, so nothing reaches a terminal raw.
+// compactJSON re-encodes raw JSON on one line; control and invisible
+// characters inside strings stay escaped, so nothing reaches a reader raw.
 func compactJSON(raw json.RawMessage) string {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return "[structured content that is not valid JSON]"
 	}
 	out, _ := json.Marshal(v)
-	return escapeControls(string(out))
+	return SafeJSON(string(out))
 }
 
-// escapeControls writes every control or bidirectional-override rune that
-// json.Marshal leaves raw (C1 controls, U+202E and the like) as a \u escape;
-// in marshalled JSON such runes stand only inside strings, so the text
-// stays valid JSON with the same meaning.
-func escapeControls(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }) < 0 {
+// SafeJSON writes every control character, invisible character or line
+// separator that json.Marshal leaves raw (C1 controls, U+202E, U+200B, tag
+// characters and the like) as a \u escape, in UTF-16 surrogates beyond the
+// BMP; in marshalled JSON such characters stand only inside strings, so the
+// text stays valid JSON with the same meaning, and shows what is there.
+func SafeJSON(s string) string {
+	if strings.IndexFunc(s, hidden) < 0 {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if unicode.IsControl(r) || isBidiControl(r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
+		if !hidden(r) || r == '\n' || r == '\t' || r == '\r' {
+			// JSON's own white space between tokens (inside strings
+			// json.Marshal has already escaped it).
+			b.WriteRune(r)
 			continue
 		}
-		b.WriteRune(r)
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+			continue
+		}
+		fmt.Fprintf(&b, "\\u%04x", r)
 	}
 	return b.String()
 }

@@ -114,3 +114,32 @@ func TestNonce(t *testing.T) {
 		seen[n] = true
 	}
 }
+
+func TestVisible(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\nkept":          "plain\ttext\nkept",
+		"rtl\u202eevil":              "rtl<U+202E>evil",
+		"csi\u009b31m":               "csi<U+009B>31m",
+		"esc\x1b[2J":                 "esc<U+001B>[2J",
+		"tag\U000e0041":              "tag<U+E0041>",
+		"zw\u200bsp\u2028":           "zw<U+200B>sp<U+2028>",
+		"cr\rbad\xff":                "cr<U+000D>bad<0xFF>",
+		"emoji 🙂 replacement \ufffd": "emoji 🙂 replacement \ufffd",
+	} {
+		if got := Visible(in); got != want {
+			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSafeJSON(t *testing.T) {
+	in, _ := json.Marshal(map[string]string{"k": "a\u202eb\u009bc\U000e0041d\u2028e\u200bf\n"})
+	out := SafeJSON(string(in))
+	if want := `{"k":"a\u202eb\u009bc\udb40\udc41d\u2028e\u200bf\n"}`; out != want {
+		t.Fatalf("SafeJSON = %s, want %s", out, want)
+	}
+	var back map[string]string
+	if err := json.Unmarshal([]byte(out), &back); err != nil || back["k"] != "a\u202eb\u009bc\U000e0041d\u2028e\u200bf\n" {
+		t.Fatalf("SafeJSON changed the meaning: %q, %v", back["k"], err)
+	}
+}

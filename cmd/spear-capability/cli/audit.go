@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"spear/audit"
+	"spear/present"
 )
 
 type auditOptions struct {
@@ -68,11 +69,13 @@ func runAudit(cmd *cobra.Command, e *env, o auditOptions) error {
 		if !o.Match(en) {
 			return nil
 		}
+		// What a turn or a provider put in the trail reaches the reader
+		// with its hidden characters shown, not acted on.
 		if o.json {
-			_, err := fmt.Fprintln(e.stdout, en.Raw)
+			_, err := fmt.Fprintln(e.stdout, present.SafeJSON(en.Raw))
 			return err
 		}
-		_, err := fmt.Fprintln(e.stdout, audit.Format(en))
+		_, err := fmt.Fprintln(e.stdout, present.Visible(audit.Format(en)))
 		return err
 	}
 	// A line that does not decode is reported with its number, and the

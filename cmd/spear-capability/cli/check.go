@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 
+	"spear/present"
+
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +51,10 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 			case "disabled":
 				fmt.Fprintf(w, "disabled  %s: enabled is false; not started\n", p.ID)
 			default:
-				fmt.Fprintf(w, "failed    %s: during %s: %s\n", p.ID, p.Phase, p.Error)
+				fmt.Fprintf(w, "failed    %s: during %s: %s\n", p.ID, p.Phase, present.Clean(p.Error))
+			}
+			for _, x := range p.Excluded {
+				fmt.Fprintf(w, "warning   left out of every turn: %s\n", x)
 			}
 		}
 		for _, p := range r.Problems {

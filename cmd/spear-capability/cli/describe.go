@@ -44,7 +44,7 @@ func runDescribe(cmd *cobra.Command, e *env, o describeOptions, name string) err
 	tools, phase, err := gateway.Probe(cmd.Context(), e.gw.Connector(), p)
 	stop()
 	if err != nil {
-		return &exitError{code: outcome.ExitUnavailable, msg: fmt.Sprintf("unavailable: %s: failed during %s: %v", id, phase, err)}
+		return &exitError{code: outcome.ExitUnavailable, msg: fmt.Sprintf("unavailable: %s: failed during %s: %s", id, phase, present.Clean(err.Error()))}
 	}
 	for _, t := range tools {
 		if t.Name == tool {

@@ -99,7 +99,7 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 		case "not_admitted":
 			fmt.Fprintf(w, "  not admitted: %s\n", p.Reason)
 		case "failed":
-			fmt.Fprintf(w, "  failed during %s: %s\n", p.Phase, p.Error)
+			fmt.Fprintf(w, "  failed during %s: %s\n", p.Phase, present.Clean(p.Error))
 		default:
 			width := 0
 			for _, c := range p.Capabilities {
@@ -111,6 +111,9 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 			if len(p.Capabilities) == 0 {
 				fmt.Fprintln(w, "  (no tools)")
 			}
+		}
+		for _, x := range p.Excluded {
+			fmt.Fprintf(w, "  left out: %s\n", x)
 		}
 	}
 }

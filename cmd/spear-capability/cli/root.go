@@ -122,11 +122,15 @@ SPEAR_TURN_FILE, SPEAR_STATE_DIR and SPEAR_AUDIT_FILE override them.`,
 	return root
 }
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON, with control and invisible
+// characters inside strings escaped (present.SafeJSON).
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, present.SafeJSON(string(data))+"\n")
+	return err
 }
 
 // completeCapabilities completes provider ids from the registry and, once
