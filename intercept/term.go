@@ -19,6 +19,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"spear/internal/procs"
 	"spear/shellparse"
 	"spear/turnshell"
 )
@@ -48,6 +49,12 @@ func (t *Shim) Run(ctx context.Context) int {
 		v := shellparse.Classify(sa.Command)
 		if v.Kind == shellparse.Ordinary {
 			return t.passThrough()
+		}
+		// The real shell of bash -c gets every descriptor spear-term got;
+		// a provider gets 0, 1 and 2 only.
+		if err := procs.CloseInheritedOnExec(); err != nil {
+			fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from providers: %v\n", err)
+			return 127
 		}
 		return t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
 	case sa.Script:
@@ -215,6 +222,12 @@ func (sh *shell) wait() int {
 // answers invocations, runs everything else in one persistent shell, and
 // reports each submission's exit status.
 func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
+	// The shell and providers get descriptors 0-2 and what spear-term
+	// makes for them, never SPEAR_STATUS_FD or another it inherited.
+	if err := procs.CloseInheritedOnExec(); err != nil {
+		fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from the shell: %v\n", err)
+		return 127
+	}
 	sh, err := t.startShell(sa)
 	if err != nil {
 		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realShell(t.Getenv), err)

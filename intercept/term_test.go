@@ -245,6 +245,39 @@ func TestStatusReporter(t *testing.T) {
 	}
 }
 
+// TestStreamStatusFDStaysOut has the turn's shell try to write the status
+// descriptor: it is not open there, so the harness reads only the true
+// statuses.
+func TestStreamStatusFDStaysOut(t *testing.T) {
+	needBash(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// As a harness hands it down: inheritable. The reporter owns it.
+	fd, err := syscall.Dup(int(w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	n := strconv.Itoa(fd)
+	session := "echo 0 >&" + n + "; false\ntrue\n"
+	tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": n}, strings.NewReader(session))
+	if status := runStream(t, tt); status != 0 {
+		t.Errorf("status %d, want 0", status)
+	}
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	data := make([]byte, 16)
+	got, _ := io.ReadAtLeast(r, data, len("1\n0\n"))
+	if data = data[:got]; string(data) != "1\n0\n" {
+		t.Errorf("the harness read %q, want the true statuses 1 and 0", data)
+	}
+	if got := tt.stderr(t); !strings.Contains(got, n+": Bad file descriptor") {
+		t.Errorf("stderr %q: the shell could use descriptor %s", got, n)
+	}
+}
+
 func TestNewDelimiter(t *testing.T) {
 	src := "cat <<__SPEAR_END_\n__SPEAR_END_\n"
 	a, b := newDelimiter(src), newDelimiter(src)
