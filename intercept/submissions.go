@@ -115,10 +115,12 @@ func (s *submissions) next() (string, bool) {
 		case err != nil:
 			s.failed = true // drain: the iterator ends after an error
 		case s.failed:
-		case !s.parser.Incomplete():
+		case !s.parser.Incomplete() && !(s.check != nil && escapedNewline(s.lr.rec.String())):
 			return s.lr.take(), true
 		case s.check != nil:
-			// It wants more lines; bash says how many.
+			// It wants more lines, or has a line of nothing but a
+			// continuation, which bash joins to the next; bash says
+			// how many.
 			s.drain()
 			return s.byBash(s.lr.take() + s.lr.rest()), true
 		}

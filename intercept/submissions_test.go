@@ -173,6 +173,7 @@ func TestSubmissionsBash(t *testing.T) {
 		{"echo $((  )) 'a\nb\nc'\nd\n", []string{"echo $((  )) 'a\nb\nc'\n", "d\n"}, 2},
 		{"echo $((  )) \\\nb\nc\n", []string{"echo $((  )) \\\nb\n", "c\n"}, 4},
 		{"echo $((  )) # x \\\nb\n", []string{"echo $((  )) # x \\\n", "b\n"}, 2},
+		{"\\\nls\nx\n", []string{"\\\nls\n", "x\n"}, 2},
 		{"if true\nthen echo $((  ))\nfi\nx\n", []string{"if true\nthen echo $((  ))\nfi\n", "x\n"}, 3},
 		{"if true\n)\nx\n", []string{"if true\n)\n", "x\n"}, 2},
 		{"echo )\nafter\n", []string{"echo )\n", "after\n"}, 1},
