@@ -299,7 +299,7 @@ func FuzzSubmissionsBash(f *testing.F) {
 }
 
 // ordinaryLines is a session of one-line commands, as an agent sends them.
-var ordinaryLines = strings.Repeat("cd /work/repo && go test ./... 2>&1 | tail -20\ngrep -rn 'func main' --include=*.go . | head\necho \"done: $?\"\n", 100)
+var ordinaryLines = strings.Repeat("cd ~/src/app && go test ./... 2>&1 | tail -20\ngrep -rn 'func main' --include=*.go . | head\necho \"done: $?\"\n", 100)
 
 // BenchmarkSubmissionsOrdinary cuts one-line commands: bash is never asked.
 func BenchmarkSubmissionsOrdinary(b *testing.B) {
