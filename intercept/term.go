@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,8 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"mvdan.cc/sh/v3/syntax"
-
+	"spear/internal/procs"
 	"spear/shellparse"
 	"spear/turnshell"
 )
@@ -62,6 +60,12 @@ func (t *Shim) Run(ctx context.Context) int {
 		v := shellparse.Classify(sa.Command)
 		if v.Kind == shellparse.Ordinary {
 			return t.passThrough()
+		}
+		// The real shell of bash -c gets every descriptor spear-term got;
+		// a provider gets 0, 1 and 2 only.
+		if err := procs.CloseInheritedOnExec(); err != nil {
+			fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from providers: %v\n", err)
+			return 127
 		}
 		return t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
 	case sa.Script:
@@ -241,6 +245,12 @@ func (sh *shell) wait() int {
 // answers invocations, runs everything else in one persistent shell, and
 // reports each submission's exit status.
 func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
+	// The shell and providers get descriptors 0-2 and what spear-term
+	// makes for them, never SPEAR_STATUS_FD or another it inherited.
+	if err := procs.CloseInheritedOnExec(); err != nil {
+		fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from the shell: %v\n", err)
+		return 127
+	}
 	sh, err := t.startShell(sa)
 	if err != nil {
 		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realShell(t.Getenv), err)
@@ -262,7 +272,7 @@ func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
 	last := 0
 	done := make(chan struct{})
 	defer close(done)
-	subs := readSubmissions(t.Stdin, done)
+	subs := readSubmissions(t.Stdin, newBashChecker(realShell(t.Getenv)), done)
 	for {
 		// The shell can end while stdin stays open and silent (a signal,
 		// a command of its own); then stdin is not read any further.
@@ -313,29 +323,6 @@ func (sh *shell) hasExited() bool {
 	}
 }
 
-// readSubmissions sends each submission read from r on the channel it
-// returns, and closes it at the end of input. It stops sending once done is
-// closed, but a read already waiting on r goes on waiting.
-func readSubmissions(r io.Reader, done <-chan struct{}) <-chan string {
-	out := make(chan string)
-	go func() {
-		defer close(out)
-		subs := newSubmissions(r)
-		for {
-			src, ok := subs.next()
-			if !ok {
-				return
-			}
-			select {
-			case out <- src:
-			case <-done:
-				return
-			}
-		}
-	}()
-	return out
-}
-
 // statusReporter writes each submission's exit status: as a bare number on
 // a line to the descriptor SPEAR_STATUS_FD names, else as
 // "spear-term: status N" on stderr.
@@ -345,101 +332,4 @@ func (t *Shim) statusReporter() func(int) {
 		return func(n int) { fmt.Fprintf(f, "%d\n", n) }
 	}
 	return func(n int) { fmt.Fprintf(t.Stderr, "spear-term: status %d\n", n) }
-}
-
-// submissions cuts a stream into complete commands, as bash would read
-// them: a line, or as many lines as an open quote, compound command or
-// here-document needs.
-//
-// The parser's iterator is never stopped while it is suspended: stopping it
-// inside an incomplete line makes mvdan.cc/sh's InteractiveSeq yield again
-// and panic. After a parse error it is drained to its end instead, and a
-// fresh parser takes the rest of the input.
-type submissions struct {
-	lr     *lineReader
-	parser *syntax.Parser
-	pull   func() ([]*syntax.Stmt, error, bool)
-	done   bool // the current iterator has ended
-	failed bool // it ended on a parse error
-}
-
-func newSubmissions(r io.Reader) *submissions {
-	s := &submissions{lr: &lineReader{br: bufio.NewReaderSize(r, 64<<10)}}
-	s.restart()
-	return s
-}
-
-func (s *submissions) restart() {
-	s.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
-	s.pull, _ = iter.Pull2(s.parser.InteractiveSeq(s.lr))
-	s.done, s.failed = false, false
-}
-
-// next returns the next complete submission, or false at the end of input.
-func (s *submissions) next() (string, bool) {
-	for {
-		if s.done {
-			if s.lr.eof && s.lr.pending == "" {
-				src := s.lr.take()
-				return src, src != ""
-			}
-			s.restart()
-		}
-		_, err, ok := s.pull()
-		switch {
-		case !ok:
-			// The iterator ended: at the end of input, or after an
-			// error. What it read since the last submission is one.
-			// A parser that failed part-way through a long line leaves
-			// the rest of the line unread: it belongs to this one too.
-			s.done = true
-			if src := s.lr.take() + s.lr.rest(); src != "" {
-				return src, true
-			}
-		case err != nil:
-			s.failed = true // drain: the iterator ends after an error
-		case s.failed:
-		case !s.parser.Incomplete():
-			return s.lr.take(), true
-		}
-	}
-}
-
-// lineReader hands the parser at most one line per Read and records what
-// it handed, so that the text of each submission is known exactly.
-type lineReader struct {
-	br      *bufio.Reader
-	pending string
-	rec     strings.Builder
-	eof     bool // the input has ended
-}
-
-func (l *lineReader) Read(p []byte) (int, error) {
-	if l.pending == "" {
-		line, err := l.br.ReadString('\n')
-		if err != nil {
-			l.eof = true
-		}
-		if line == "" {
-			return 0, err
-		}
-		l.pending = line
-	}
-	n := copy(p, l.pending)
-	l.rec.WriteString(l.pending[:n])
-	l.pending = l.pending[n:]
-	return n, nil
-}
-
-// rest returns, and consumes, what is left of the current line.
-func (l *lineReader) rest() string {
-	r := l.pending
-	l.pending = ""
-	return r
-}
-
-func (l *lineReader) take() string {
-	s := l.rec.String()
-	l.rec.Reset()
-	return s
 }

@@ -15,84 +15,6 @@ import (
 	"time"
 )
 
-func cut(t testing.TB, in string) []string {
-	s := newSubmissions(strings.NewReader(in))
-	var out []string
-	for {
-		src, ok := s.next()
-		if !ok {
-			return out
-		}
-		out = append(out, src)
-	}
-}
-
-func TestSubmissions(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"a\nb\n", []string{"a\n", "b\n"}},
-		{"a; b\n", []string{"a; b\n"}},
-		{"last without newline", []string{"last without newline"}},
-		{"if true\nthen x\nfi\nnext\n", []string{"if true\nthen x\nfi\n", "next\n"}},
-		{"cat <<EOF\nbody\nEOF\nnext\n", []string{"cat <<EOF\nbody\nEOF\n", "next\n"}},
-		{"echo 'a\nb'\n", []string{"echo 'a\nb'\n"}},
-		{"ls \\\n -l\n", []string{"ls \\\n -l\n"}},
-		{"echo )\nafter\n", []string{"echo )\n", "after\n"}},
-		{"echo 'open\n", []string{"echo 'open\n"}},
-		{"\n# c\nx\n", []string{"\n", "# c\n", "x\n"}},
-		{"f() {\n  x\n}\n", []string{"f() {\n  x\n}\n"}},
-		{"", nil},
-		{"a\n\n", []string{"a\n", "\n"}},
-		{"echo $(\nls\n)\n", []string{"echo $(\nls\n)\n"}},
-		{"for i in 1 2\ndo\n echo $i\ndone; echo x\n", []string{"for i in 1 2\ndo\n echo $i\ndone; echo x\n"}},
-		{"echo )\necho (\n", []string{"echo )\n", "echo (\n"}},
-		{strings.Repeat("y", 200000) + "\nz\n", []string{strings.Repeat("y", 200000) + "\n", "z\n"}},
-	}
-	for _, tc := range cases {
-		got := cut(t, tc.in)
-		if strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
-			t.Errorf("%.60q: got %.200q, want %.200q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func FuzzSubmissions(f *testing.F) {
-	for _, s := range []string{"a\nb", "if x\nthen y\nfi\n", "cat <<E\nx\nE\n", "echo )\n", "'\n", "$(\n)\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		// Cutting never loses or adds a byte.
-		if got := strings.Join(cut(t, in), ""); got != in {
-			t.Fatalf("%q cut and joined is %q", in, got)
-		}
-	})
-}
-
-func TestReadSubmissionsStops(t *testing.T) {
-	done := make(chan struct{})
-	subs := readSubmissions(strings.NewReader("a\nb\nc\n"), done)
-	if src := <-subs; src != "a\n" {
-		t.Fatalf("first submission %q", src)
-	}
-	close(done)
-	timeout := time.After(5 * time.Second)
-	for n := 0; ; n++ {
-		select {
-		case _, ok := <-subs:
-			if !ok {
-				return
-			}
-			if n > 0 {
-				t.Fatal("submissions still come after done")
-			}
-		case <-timeout:
-			t.Fatal("the channel is not closed after done")
-		}
-	}
-}
-
 // testTerm is a Shim whose outputs are files the test reads back, whose
 // gateway is a fake and whose Exec records what it would run.
 type testTerm struct {
@@ -242,6 +164,39 @@ func TestStatusReporter(t *testing.T) {
 	data := make([]byte, len("0\n130\n"))
 	if _, err := io.ReadFull(r, data); err != nil || string(data) != "0\n130\n" {
 		t.Errorf("the status descriptor got %q", data)
+	}
+}
+
+// TestStreamStatusFDStaysOut has the turn's shell try to write the status
+// descriptor: it is not open there, so the harness reads only the true
+// statuses.
+func TestStreamStatusFDStaysOut(t *testing.T) {
+	needBash(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// As a harness hands it down: inheritable. The reporter owns it.
+	fd, err := syscall.Dup(int(w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	n := strconv.Itoa(fd)
+	session := "echo 0 >&" + n + "; false\ntrue\n"
+	tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": n}, strings.NewReader(session))
+	if status := runStream(t, tt); status != 0 {
+		t.Errorf("status %d, want 0", status)
+	}
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	data := make([]byte, 16)
+	got, _ := io.ReadAtLeast(r, data, len("1\n0\n"))
+	if data = data[:got]; string(data) != "1\n0\n" {
+		t.Errorf("the harness read %q, want the true statuses 1 and 0", data)
+	}
+	if got := tt.stderr(t); !strings.Contains(got, n+": Bad file descriptor") {
+		t.Errorf("stderr %q: the shell could use descriptor %s", got, n)
 	}
 }
 

@@ -130,3 +130,65 @@ func bashWords(t *testing.T, bash, dir, src string) (words []string, ok bool) {
 	}
 	return fields[1 : n+1], true
 }
+
+// spellingSeeds are words whose brace expansion or ANSI-C quoting is easy
+// to get wrong.
+var spellingSeeds = []string{
+	`$'spear\x2dcapability'`, `spear-capabilit{y,}`, `spear-capa$'bility'`, `$'\163pear'`, `$'\0101'`,
+	`$'\777'`, `$'\x41\x4'`, `$'\xg'`, `$'\x{41}'`, `$'\x{}'`, `$'\u0041'`, `$'\u00e9'`, `$'\U0001F600'`,
+	`$'\U'`, `$'\q'`, `$'\c?'`, `$'\cA'`, `$'\ca'`, `$'\c\\x'`, `$'\c'`, `$'\e\E\a\b\f\n\r\t\v'`,
+	`$'\'\"\?\\'`, `$'a\0b'c`, `$'a\x00b'c`, `$''`, `$'\'`, `{a,b}{c,d}`, `{a,{b,c}}`, `{a,b`, `a{,}`,
+	`{,}`, `{"a,b",c}`, `{a\,b,c}`, `'{a,b}'`, `{a,'b,c'}`, `{a,b}$'\x41'`, `{$'a,b',c}`, `{a}`, `{}`,
+	`x{a..c}`, `{a,b..c}`, `{a,"b"}`, `{a,$'b'}x`, `\{a,b}`, `{a,b\}`, `{a,b}}`, `{{a,b}`, `"{a,b}"`,
+}
+
+// FuzzSpellings checks the words the classifier settles against bash:
+// for arguments whose every expansion it settles (brace lists, ANSI-C
+// quoting, quote removal), the words it has are the argv bash passes,
+// empty words aside. Arguments with anything it cannot settle are
+// skipped, so bash never expands a parameter or runs a command here.
+func FuzzSpellings(f *testing.F) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		f.Skip("bash is needed to compare with")
+	}
+	dir := f.TempDir()
+	for _, s := range spellingSeeds {
+		f.Add(s)
+	}
+	for _, s := range quoteSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		src := Name + " " + args
+		if strings.ContainsAny(src, "\x00\r") {
+			t.Skip()
+		}
+		file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+		if err != nil || len(file.Stmts) != 1 {
+			t.Skip()
+		}
+		stmt := file.Stmts[0]
+		call, ok := stmt.Cmd.(*syntax.CallExpr)
+		if !ok || len(stmt.Redirs) > 0 || stmt.Negated || stmt.Background || stmt.Coprocess || stmt.Disown || len(call.Assigns) > 0 {
+			t.Skip()
+		}
+		var want []string
+		for _, w := range call.Args[1:] {
+			vals, ok := settledWords(w)
+			if !ok {
+				t.Skip()
+			}
+			want = append(want, vals...)
+		}
+		got, ok := bashWords(t, bash, dir, src)
+		if !ok {
+			t.Skip()
+		}
+		empty := func(s string) bool { return s == "" }
+		want, got = slices.DeleteFunc(want, empty), slices.DeleteFunc(got, empty)
+		if !slices.Equal(want, got) {
+			t.Fatalf("%q: the classifier settles the words %q, bash passes %q", src, want, got)
+		}
+	})
+}

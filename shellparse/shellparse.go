@@ -58,24 +58,66 @@ type Verdict struct {
 // GenericHint shows the forms that are answered.
 const GenericHint = outcome.InvokeForm
 
-// Mentions reports whether src, with every quote character, backslash and
-// NUL byte taken out, contains Name. (Bash drops NUL bytes from what it
-// reads, so they count as nothing.) A submission that does not mention the
-// name is always ordinary.
+// Mentions reports whether src spells Name without help from the
+// environment: whether, with every quote character, backslash, brace,
+// comma and NUL byte taken out, it contains Name, before or after each
+// $'…' in it is decoded. (Bash drops NUL bytes from what it reads, so they
+// count as nothing; braces and commas take in what brace expansion could
+// join.) It reads the text as bytes and needs no parse, so it can judge a
+// text that does not parse.
 func Mentions(src string) bool {
 	if strings.Contains(src, Name) {
 		return true
 	}
-	if !strings.ContainsAny(src, "'\"\\\x00") {
+	if !strings.ContainsAny(src, "'\"\\\x00{},") {
 		return false
 	}
-	stripped := strings.Map(func(r rune) rune {
-		if r == '\'' || r == '"' || r == '\\' || r == 0 {
+	return strings.Contains(stripQuotes(src), Name) ||
+		strings.Contains(src, "$'") && strings.Contains(stripQuotes(decodeANSIC(src)), Name)
+}
+
+// stripQuotes takes out what Mentions ignores.
+func stripQuotes(src string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\'', '"', '\\', 0, '{', '}', ',':
 			return -1
 		}
 		return r
 	}, src)
-	return strings.Contains(stripped, Name)
+}
+
+// decodeANSIC replaces each $'…' of src by what it means, by its bytes
+// alone: a $' inside other quotes is decoded too.
+func decodeANSIC(src string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(src, "$'")
+		if i < 0 {
+			b.WriteString(src)
+			return b.String()
+		}
+		b.WriteString(src[:i])
+		body := src[i+2:]
+		end := len(body)
+		for j := 0; j < len(body); j++ {
+			if body[j] == '\\' {
+				j++
+			} else if body[j] == '\'' {
+				end = j
+				break
+			}
+		}
+		b.WriteString(ansiCAll(body[:end]))
+		src = body[min(end+1, len(body)):]
+	}
+}
+
+// mayRun reports whether src is worth parsing for the name: it mentions
+// it, or holds an expansion that could spell it (a $, backquote, glob,
+// tilde, brace or extended glob). Every other text is ordinary.
+func mayRun(src string) bool {
+	return Mentions(src) || strings.ContainsAny(src, "$`*?[~{(")
 }
 
 // maxDepth bounds how deep Classify looks into strings handed to eval or
@@ -96,17 +138,21 @@ func refuse(line, col uint, reason, hint string) Verdict {
 }
 
 func classify(src string, depth int) Verdict {
-	if !Mentions(src) {
+	if !mayRun(src) {
 		return Verdict{Kind: Ordinary}
 	}
-	if i := strings.IndexByte(src, 0); i >= 0 {
+	mentions := Mentions(src)
+	if i := strings.IndexByte(src, 0); i >= 0 && mentions {
 		return refuse(0, 0, "the submission holds a NUL byte", "")
 	}
-	if strings.IndexByte(src, '\r') >= 0 {
+	if strings.IndexByte(src, '\r') >= 0 && mentions {
 		return refuse(0, 0, `the submission holds a carriage return (\r); end its lines with a plain newline`, "")
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
+		if !mentions {
+			return Verdict{Kind: Ordinary}
+		}
 		return refuse(0, 0, fmt.Sprintf("the submission mentions %s but does not parse (%v), so it is neither run nor answered", Name, err), "")
 	}
 	a := &analysis{src: src, depth: depth}
@@ -186,11 +232,11 @@ func (a *analysis) find(f *syntax.File) {
 			switch {
 			case why == "" && isName(val):
 				a.sites = append(a.sites, site{kind: direct, call: n, pos: word.Pos()})
-			case why != "" && Mentions(a.text(word)):
+			case why != "" && a.mayBeName(word):
 				a.sites = append(a.sites, site{kind: dynamic, call: n, pos: word.Pos()})
 			case why == "" && wrappers[baseName(val)]:
 				for _, arg := range n.Args[1:] {
-					if v, w := literal(arg); (w == "" && isName(v)) || (w != "" && Mentions(a.text(arg))) {
+					if v, w := literal(arg); (w == "" && isName(v)) || (w != "" && a.spellsName(arg)) {
 						a.sites = append(a.sites, site{kind: wrapped, call: n, pos: arg.Pos(), wrapper: val})
 						break
 					}
@@ -210,6 +256,8 @@ func (a *analysis) findInShellText(call *syntax.CallExpr, shell string) {
 	for _, arg := range call.Args[1:] {
 		if v, why := literal(arg); why == "" {
 			texts = append(texts, v)
+		} else if vals, ok := settledWords(arg); ok {
+			texts = append(texts, vals...)
 		} else if Mentions(a.text(arg)) {
 			a.sites = append(a.sites, site{kind: wrapped, call: call, pos: arg.Pos(), wrapper: shell})
 			return
@@ -245,6 +293,8 @@ func (a *analysis) findInShellInput(stmt *syntax.Stmt) {
 		case r.Op == syntax.WordHdoc && r.Word != nil:
 			if v, why := literal(r.Word); why == "" {
 				body = v
+			} else if vals, ok := settledWords(r.Word); ok {
+				body = strings.Join(vals, " ")
 			} else {
 				body = a.text(r.Word)
 			}
@@ -258,13 +308,43 @@ func (a *analysis) findInShellInput(stmt *syntax.Stmt) {
 	}
 }
 
+// mayBeName reports whether a command word that needs expansion could run
+// the name: it mentions it, or one of the words it expands to could be it.
+func (a *analysis) mayBeName(w *syntax.Word) bool {
+	return Mentions(a.text(w)) || slices.ContainsFunc(spellings(w), couldBeName)
+}
+
+// spellsName reports whether an argument that needs expansion mentions the
+// name or expands, with nothing left unsettled, to it.
+func (a *analysis) spellsName(w *syntax.Word) bool {
+	if Mentions(a.text(w)) {
+		return true
+	}
+	vals, _ := settledWords(w)
+	return slices.ContainsFunc(vals, isName)
+}
+
+// settledWords returns the words w expands to when the classifier can
+// settle every one of them.
+func settledWords(w *syntax.Word) ([]string, bool) {
+	var vals []string
+	for _, s := range spellings(w) {
+		v, ok := s.settled()
+		if !ok {
+			return nil, false
+		}
+		vals = append(vals, v)
+	}
+	return vals, true
+}
+
 // nested reports whether shell text handed to another shell runs the name.
 func (a *analysis) nested(text string) bool {
-	if !Mentions(text) {
+	if !mayRun(text) {
 		return false
 	}
 	if a.depth >= maxDepth {
-		return true
+		return Mentions(text)
 	}
 	return classify(text, a.depth+1).Kind != Ordinary
 }

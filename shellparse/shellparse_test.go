@@ -230,6 +230,60 @@ var rows = []row{
 	{"spear-capability* list", R, "needs expansion"},
 	{"$(echo spear-capability) list", R, "needs expansion"},
 
+	// Command words bash expands to the name: ANSI-C quoting, braces and
+	// quotes are settled; an expansion that cannot be, and could spell
+	// the name, is refused.
+	{`$'spear\x2dcapability' list`, R, `command word $'spear\x2dcapability' needs expansion`},
+	{`spear-capabilit{y,} list`, R, "command word spear-capabilit{y,} needs expansion"},
+	{`spear-capa$'bility' list`, R, "needs expansion"},
+	{`$'\x73pear-capability' list`, R, "needs expansion"},
+	{`$'\163pear-capability' list`, R, "needs expansion"},
+	{`$'spear\055capability' list`, R, "needs expansion"},
+	{`$'spear\u002dcapability' list`, R, "needs expansion"},
+	{`$'spear\U0000002dcapability' list`, R, "needs expansion"},
+	{`$'spear\x{2d}capability' list`, R, "needs expansion"},
+	{`$'spear-capability\x00tail' list`, R, "needs expansion"},
+	{`spear-$'capa'"bility" list`, R, "needs expansion"},
+	{`/opt/bin/$'spear\x2dcapability' list`, R, "needs expansion"},
+	{`sp{e,}ar-capability list`, R, "needs expansion"},
+	{`{s,}pear-capability list`, R, "needs expansion"},
+	{`{,spear-capability} list`, R, "needs expansion"},
+	{`spear-capabilit{x..z} list`, R, "needs expansion"},
+	{`spear-capa$X list`, R, "command word spear-capa$X needs expansion"},
+	{`${P}-capability list`, R, "needs expansion"},
+	{`"spear-capa"$(echo bility) list`, R, "needs expansion"},
+	{`spear-capabilit? list`, R, "needs expansion"},
+	{`spear-capabilit[y] list`, R, "needs expansion"},
+	{`$DIR/spear-capa$'bility' list`, R, "needs expansion"},
+	{`echo a; $'spear\x2dcapability' list`, R, "needs expansion"},
+	{`echo $($'spear\x2dcapability' list)`, R, "needs expansion"},
+	{`env $'spear\x2dcapability' list`, R, `behind "env"`},
+	{`bash -c $'spear\x2dcapability list'`, R, `behind "bash"`},
+	{`eval $'spear\x2dcapability list'`, R, `behind "eval"`},
+	{`bash <<< $'spear\x2dcapability list'`, R, `behind "bash"`},
+	{`echo $'x'`, O, ""},
+	{`echo $'spear\x2dcapability list'`, O, ""},
+	{`printf '%s\n' spear-capabilit{y,}`, O, ""},
+	{`ls {a,b}`, O, ""},
+	{`{a,b} c`, O, ""},
+	{`$'\x6c\x73' -la`, O, ""},
+	{`spear-capabilit{x,z} list`, O, ""},
+	{`spear-capabilities list`, O, ""},
+	{`$EDITOR notes.txt`, O, ""},
+	{`"$@"`, O, ""},
+	{`./$SCRIPT --flag`, O, ""},
+	{`$HOME/bin/tool x`, O, ""},
+	{`python$V script.py`, O, ""},
+	{`${CC:-cc} -o x x.c`, O, ""},
+	{`[ -f x ] && echo y`, O, ""},
+	{`~/bin/tool`, O, ""},
+	{`./*.sh`, O, ""},
+	{`echo ${x,,}`, O, ""},
+	{`awk '{print $1}' f`, O, ""},
+	{`find . -name 's*' -exec grep -l x {} +`, O, ""},
+	{`bash -c $'echo spear\x2dcapability'`, O, ""},
+	{"echo $((  ))", O, ""},
+
 	// One line only.
 	{"spear-capability invoke t/x \\\n '{}'", R, "backslash"},
 	{"spear-capability invoke t/x '{\n}'", R, "spans lines"},
@@ -299,6 +353,9 @@ func TestMentions(t *testing.T) {
 	for src, want := range map[string]bool{
 		"spear-capability": true, `spear-capa"bility"`: true, `s\pear-capability`: true,
 		`'spear'-'capability'`: true, "spear capability": false, "spear-capabilit": false, "": false,
+		`$'spear\x2dcapability'`: true, `spear-capabilit{y,}`: true, `spear-capa$'bility'`: true,
+		`{x,spear-capability}`: true, `$'\163pear-capability`: true, `echo $'x' spear-capa`: false,
+		`spear-capabilit{x..z}`: false,
 	} {
 		if Mentions(src) != want {
 			t.Errorf("Mentions(%q) = %v", src, !want)
@@ -320,8 +377,11 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		v := Classify(src)
-		if !Mentions(src) && v.Kind != Ordinary {
-			t.Fatalf("%q does not mention the name but is %s", src, v.Kind)
+		if !mayRun(src) && v.Kind != Ordinary {
+			t.Fatalf("%q holds neither the name nor an expansion but is %s", src, v.Kind)
+		}
+		if v.Kind == Invocation && !Mentions(src) {
+			t.Fatalf("%q is answered but does not mention the name", src)
 		}
 		if v.Kind == Refused && (v.Refusal == nil || v.Refusal.Why == "" || v.Refusal.Hint == "") {
 			t.Fatalf("%q refused without a reason and a hint", src)
@@ -368,3 +428,12 @@ func benchLong(b *testing.B, n int) {
 
 func BenchmarkClassify10KB(b *testing.B)  { benchLong(b, 10_000) }
 func BenchmarkClassify100KB(b *testing.B) { benchLong(b, 100_000) }
+
+func BenchmarkClassifyOrdinaryExpansion(b *testing.B) {
+	src := `for f in $(git ls-files '*.go'); do gofmt -l "$f"; done 2>&1 | head -${N:-20}`
+	for i := 0; i < b.N; i++ {
+		if Classify(src).Kind != Ordinary {
+			b.Fatal("not ordinary")
+		}
+	}
+}

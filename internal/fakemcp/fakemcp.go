@@ -493,6 +493,15 @@ func (s *server) call(id, params json.RawMessage) {
 		s.result(id, map[string]any{"content": []any{text(strings.Repeat("b", int(n)))}})
 	case "env":
 		s.result(id, map[string]any{"content": []any{text(strings.Join(os.Environ(), "\n"))}})
+	case "fd":
+		// Whether the server has the descriptor {"fd": N}: one it was
+		// handed by whatever started it.
+		n, _ := args["fd"].(float64)
+		state := "open"
+		if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(n), syscall.F_GETFD, 0); errno != 0 {
+			state = "closed"
+		}
+		s.result(id, map[string]any{"content": []any{text(fmt.Sprintf("descriptor %d is %s", int(n), state))}})
 	case "mixed":
 		size := int64(42)
 		s.result(id, map[string]any{"content": []any{
