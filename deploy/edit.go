@@ -108,7 +108,7 @@ type EntryExistsError struct {
 }
 
 func (e *EntryExistsError) Error() string {
-	return fmt.Sprintf("%s: an entry with id %q is already registered; pick another id, or replace it with --replace", e.File, e.ID)
+	return fmt.Sprintf("%s: an entry with id %q is already registered", e.File, e.ID)
 }
 
 // NoEntryError is an edit of an entry that the registry does not have.
@@ -143,30 +143,53 @@ func RegistryIDs(path string, data []byte) ([]string, error) {
 // Every other entry's text is copied byte for byte; only e's is written
 // anew. e must pass the registry loader, or its *Problem is the error.
 func AddEntry(path string, data []byte, e *Entry, replace bool) ([]byte, error) {
-	text := formatEntry(e.members(), "  ")
-	if _, err := checkEntryText(path, text); err != nil {
-		return nil, err
-	}
 	if data == nil {
-		return []byte(`{"providers": [` + "\n  " + string(text) + "\n]}\n"), nil
+		return checked(path, []byte(`{"providers": [`+"\n  "+e.Text()+"\n]}\n"), 0, e.ID)
 	}
 	t, err := scanRegistry(path, data)
 	if err != nil {
 		return nil, err
 	}
-	if i, err := t.find(e.ID); err == nil {
-		if !replace {
-			return nil, &EntryExistsError{File: path, ID: e.ID}
-		}
-		return t.replace(i, e.members()), nil
-	} else if !errors.As(err, new(*NoEntryError)) {
+	i, err := t.find(e.ID)
+	switch {
+	case err == nil && !replace:
+		return nil, &EntryExistsError{File: path, ID: e.ID}
+	case err == nil:
+		return checked(path, t.replace(i, e.members()), i, e.ID)
+	case !errors.As(err, new(*NoEntryError)):
 		return nil, err
 	}
-	return t.insert(e.members()), nil
+	return checked(path, t.insert(e.members()), len(t.entries), e.ID)
+}
+
+// checked returns out when checkEdited finds nothing wrong in it.
+func checked(path string, out []byte, i int, id string) ([]byte, error) {
+	if err := checkEdited(path, out, i, id); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkEdited loads an edited file as the registry loader does and
+// returns the first Problem of its entry number i (from 0) with the given
+// id, in the loader's words.
+func checkEdited(path string, out []byte, i int, id string) error {
+	reg, err := ParseRegistry(path, out)
+	if err != nil {
+		return err
+	}
+	pos := fmt.Sprintf("#%d", i+1)
+	for _, p := range reg.Problems {
+		if p.Entry == pos || p.Entry == id {
+			return &p
+		}
+	}
+	return nil
 }
 
 // RemoveEntry returns capabilities.json's content without the entry that
-// has the given id, every other byte kept.
+// has the given id, every other byte kept. nil data, a file that does not
+// exist, has no entries.
 func RemoveEntry(path string, data []byte, id string) ([]byte, error) {
 	t, err := scanRegistry(path, data)
 	if err != nil {
@@ -212,13 +235,14 @@ func SetEnabled(path string, data []byte, id string, on bool) ([]byte, error) {
 	if !on {
 		kept = append(kept, member{"enabled", json.RawMessage("false")})
 	}
-	if _, err := checkEntryText(path, formatEntry(kept, "  ")); err != nil {
+	out := t.replace(i, kept)
+	if err := checkEdited(path, out, i, id); err != nil {
 		return nil, err
 	}
 	if was == on {
 		return data, nil
 	}
-	return t.replace(i, kept), nil
+	return out, nil
 }
 
 // span is the byte range [start, end) of one entry, and its id if it has
@@ -244,6 +268,9 @@ type registryText struct {
 // scanRegistry reads data as the loader does (one object, no key twice,
 // "providers" a list or null) and finds the byte ranges.
 func scanRegistry(path string, data []byte) (*registryText, error) {
+	if data == nil { // a file that does not exist yet has no entries
+		return &registryText{path: path}, nil
+	}
 	if _, _, err := registryEntries(path, data, "providers"); err != nil {
 		return nil, err
 	}
@@ -326,17 +353,6 @@ func (t *registryText) find(id string) (int, error) {
 	return found, nil
 }
 
-// indentAt returns the white space that starts the line holding offset,
-// when nothing else precedes offset on that line, else def.
-func (t *registryText) indentAt(offset int, def string) string {
-	lineStart := bytes.LastIndexByte(t.data[:offset], '\n') + 1
-	lead := t.data[lineStart:offset]
-	if len(bytes.Trim(lead, " \t")) == 0 && len(lead) > 0 {
-		return string(lead)
-	}
-	return def
-}
-
 func splice(data []byte, start, end int, with string) []byte {
 	out := make([]byte, 0, len(data)-(end-start)+len(with))
 	out = append(out, data[:start]...)
@@ -344,7 +360,7 @@ func splice(data []byte, start, end int, with string) []byte {
 	return append(out, data[end:]...)
 }
 
-// insert adds an entry after the last one, indented as the last one is.
+// insert adds an entry after the last one.
 func (t *registryText) insert(ms []member) []byte {
 	switch {
 	case t.list.end == 0: // no providers key
@@ -357,14 +373,13 @@ func (t *registryText) insert(ms []member) []byte {
 		return splice(t.data, t.list.start, t.list.end, "[\n  "+string(formatEntry(ms, "  "))+"\n]")
 	}
 	last := t.entries[len(t.entries)-1]
-	indent := t.indentAt(last.start, "  ")
-	return splice(t.data, last.end, last.end, ",\n"+indent+string(formatEntry(ms, indent)))
+	return splice(t.data, last.end, last.end, ",\n  "+string(formatEntry(ms, "  ")))
 }
 
-// replace writes entry i anew, at its place and indentation.
+// replace writes entry i anew, in its place.
 func (t *registryText) replace(i int, ms []member) []byte {
 	e := t.entries[i]
-	return splice(t.data, e.start, e.end, string(formatEntry(ms, t.indentAt(e.start, "  "))))
+	return splice(t.data, e.start, e.end, string(formatEntry(ms, "  ")))
 }
 
 // remove takes entry i out with the separator before it (after it, for

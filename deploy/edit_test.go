@@ -167,7 +167,7 @@ func TestEditErrors(t *testing.T) {
 	two := []byte(editFiles[0])
 	_, err := AddEntry("c.json", two, &Entry{ID: "b", Command: []string{"x"}}, false)
 	var exists *EntryExistsError
-	if !errors.As(err, &exists) || !strings.Contains(err.Error(), `an entry with id "b" is already registered`) {
+	if !errors.As(err, &exists) || err.Error() != `c.json: an entry with id "b" is already registered` {
 		t.Errorf("duplicate: %v", err)
 	}
 	out, err := AddEntry("c.json", two, &Entry{ID: "b", Command: []string{"/new"}, Scope: "global"}, true)
@@ -191,6 +191,12 @@ func TestEditErrors(t *testing.T) {
 	_, err = SetEnabled("c.json", two, "ghost", false)
 	if !errors.As(err, &none) {
 		t.Errorf("disable ghost: %v", err)
+	}
+	if _, err = RemoveEntry("c.json", nil, "a"); !errors.As(err, &none) || err.Error() != `c.json: no entry has id "a" (spear-capability list shows the registered ones)` {
+		t.Errorf("remove from a missing file: %v", err)
+	}
+	if ids, err := RegistryIDs("c.json", nil); ids != nil || err != nil {
+		t.Errorf("ids of a missing file: %v %v", ids, err)
 	}
 	var fe *FileError
 	for _, bad := range []string{`{"providers": [`, `[]`, `{"providers": {}}`, `{"a": 1, "a": 2}`} {
@@ -312,6 +318,9 @@ func FuzzEditRegistry(f *testing.F) {
 	f.Add([]byte(`{"providers": null, "x": [1]}`), "a", uint8(3))
 	f.Add([]byte(`{}`), "tracker", uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, id string, op uint8) {
+		if data == nil {
+			data = []byte{} // nil is a file that does not exist yet
+		}
 		if _, err := ParseRegistry("c.json", data); err != nil {
 			if _, err := AddEntry("c.json", data, newEntry, false); err == nil {
 				t.Fatalf("an edit accepted a file the loader refuses: %q", data)

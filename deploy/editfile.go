@@ -39,16 +39,12 @@ func EditRegistryFile(path string, edit func(data []byte) ([]byte, error)) (chan
 	defer unlock()
 
 	mode := fs.FileMode(newRegistryMode)
-	data, err := readConfig(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		data = nil
-	case err != nil:
+	data, err := ReadRegistryFile(path)
+	if err != nil {
 		return false, err
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			mode = fi.Mode().Perm()
-		}
+	}
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
 	}
 	out, err := edit(data)
 	if err != nil {
@@ -58,6 +54,19 @@ func EditRegistryFile(path string, edit func(data []byte) ([]byte, error)) (chan
 		return false, nil
 	}
 	return true, writeAtomic(path, out, mode)
+}
+
+// ReadRegistryFile returns a registry file's content, or nil when it does
+// not exist yet.
+func ReadRegistryFile(path string) ([]byte, error) {
+	data, err := readConfig(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && data == nil {
+		data = []byte{} // an empty file exists: it is not a new one
+	}
+	return data, err
 }
 
 // lockDir takes an exclusive flock of dir, which stays the same inode
