@@ -100,8 +100,10 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Register, see and check the external capabilities a SPEAR deployment offers its turns",
 		Long: `spear-capability is the operators' command for SPEAR's external capabilities.
 
-It registers providers in the provider registry (capabilities.json): add,
-remove, enable and disable them. It reads that registry and the project registry (projects.json), starts
+It registers providers in the provider registry (capabilities.json): add one
+by hand, or import the servers another MCP host's file lists (Claude Code,
+Codex CLI, Gemini CLI, VS Code, Cursor); remove, enable and disable them. It
+reads that registry and the project registry (projects.json), starts
 providers to list their tools, prints the context block a turn is shown, and
 reads the audit trail. It never calls a tool: inside a turn,
 "spear-capability list|describe|invoke" is answered by spear-term, the turn's
@@ -122,7 +124,7 @@ SPEAR_TURN_FILE, SPEAR_STATE_DIR and SPEAR_AUDIT_FILE override them.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newAdd(e), newRemove(e), newEnable(e), newDisable(e),
+	root.AddCommand(newAdd(e), newImport(e), newRemove(e), newEnable(e), newDisable(e),
 		newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newVersion(e))
 	return root
 }
