@@ -225,6 +225,12 @@ func TestSetEnabledUnchanged(t *testing.T) {
 func TestEditRegistryFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cfg", "capabilities.json")
+	if _, err := EditRegistryFile(path, func(data []byte) ([]byte, error) { return RemoveEntry(path, data, "x") }); err == nil {
+		t.Fatal("removing from a missing registry succeeded")
+	}
+	if _, err := os.Stat(filepath.Dir(path)); err == nil {
+		t.Fatal("a failed edit created the registry's directory")
+	}
 	changed, err := EditRegistryFile(path, func(data []byte) ([]byte, error) {
 		if data != nil {
 			t.Errorf("a missing file is read as %q", data)
@@ -378,4 +384,26 @@ func hasID(entry, id string) bool {
 	}
 	var s string
 	return json.Unmarshal([]byte(entry), &head) == nil && json.Unmarshal(head.ID, &s) == nil && s == id
+}
+
+func TestEditRegistryFileOneAtATime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "capabilities.json")
+	const n = 16
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			e := &Entry{ID: "p" + strings.Repeat("x", i), Command: []string{"/bin/true"}}
+			_, err := EditRegistryFile(path, func(data []byte) ([]byte, error) { return AddEntry(path, data, e, false) })
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg, err := LoadRegistry(path)
+	if err != nil || len(reg.Providers) != n || len(reg.Problems) != 0 {
+		t.Fatalf("concurrent adds: %d entries, %v %v", len(reg.Providers), reg.Problems, err)
+	}
 }

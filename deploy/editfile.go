@@ -22,15 +22,22 @@ const newRegistryMode = 0o600
 // written to a temporary file in the same directory, with the file's mode
 // (0600 for a new file), synced and renamed over it, so a reader sees the
 // old file or the new one, never a part. A symlink is followed and its
-// target replaced. When edit fails, or returns the content unchanged, the
-// file is not touched. changed reports whether it was written.
+// target replaced, and a missing directory is created (0700). When edit
+// fails, or returns the content unchanged, nothing is touched. changed
+// reports whether the file was written. edit may be called more than once.
 func EditRegistryFile(path string, edit func(data []byte) ([]byte, error)) (changed bool, err error) {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return false, fmt.Errorf("creating the registry's directory: %w", err)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		// Nothing is created for an edit that fails on a missing file.
+		if _, err := edit(nil); err != nil {
+			return false, err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return false, fmt.Errorf("creating the registry's directory: %w", err)
+		}
 	}
 	unlock, err := lockDir(dir)
 	if err != nil {
