@@ -36,11 +36,13 @@ fuzz: ## run every fuzz target for 20 s each
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime 20s ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzQuoteRemoval$$' -fuzztime 20s ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzSubmissions$$' -fuzztime 20s ./intercept
-	for f in FuzzParseRegistry FuzzParseProjects FuzzParseTurn; do \
+	for f in FuzzParseRegistry FuzzParseProjects FuzzParseTurn FuzzEditRegistry; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./deploy || exit 1; done
 	for f in FuzzParseArguments FuzzCompileSchema; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./gateway || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime 20s ./present
+	for f in FuzzReadClaude FuzzReadCodex FuzzReadGemini FuzzReadVSCode FuzzReadCursor FuzzDetect; do \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./importer || exit 1; done
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

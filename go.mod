@@ -3,6 +3,7 @@ module spear
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0

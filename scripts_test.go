@@ -79,11 +79,17 @@ func TestScripts(t *testing.T) {
 }
 
 // expand FILE… replaces $VAR and ${VAR} in each file with the script's
-// environment, so that configs can name $WORK.
+// environment, so that configs can name $WORK. ${…} that holds no
+// variable name (VS Code's ${input:id}, say) is left as written.
 func expandCmd(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range args {
 		data := ts.ReadFile(f)
-		out := os.Expand(data, ts.Getenv)
+		out := os.Expand(data, func(name string) string {
+			if strings.ContainsAny(name, ":/ ") {
+				return "${" + name + "}"
+			}
+			return ts.Getenv(name)
+		})
 		if err := os.WriteFile(ts.MkAbs(f), []byte(out), 0o644); err != nil {
 			ts.Fatalf("expand: %v", err)
 		}

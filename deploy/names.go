@@ -21,8 +21,9 @@ func validID(s string) bool {
 	return true
 }
 
-// validEnvName: a shell variable name.
-func validEnvName(s string) bool {
+// ValidEnvName reports whether s is a shell variable name, as a provider's
+// env key must be.
+func ValidEnvName(s string) bool {
 	if s == "" || isDigit(s[0]) {
 		return false
 	}

@@ -236,7 +236,7 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 			}
 			p.Env = map[string]string{}
 			for name, val := range env {
-				if !validEnvName(name) {
+				if !ValidEnvName(name) {
 					return nil, bad(k, "%q is not a valid variable name", name)
 				}
 				var s string

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"spear/deploy"
+	"spear/mcp"
 	"spear/present"
 )
 
@@ -136,6 +137,18 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 
 func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider, pr ProviderReport, readOnly bool) ProviderReport {
 	tools, phase, err := Probe(ctx, connect, p)
+	return reportTools(p, pr, tools, phase, err, readOnly)
+}
+
+// ReportProvider is what check says of one provider, from what Probe
+// returned for it: its status, and each tool with the class the registry
+// gives it.
+func ReportProvider(p *deploy.Provider, tools []mcp.Tool, phase string, err error) ProviderReport {
+	pr := ProviderReport{ID: p.ID, Scope: p.Scope.String(), Tasks: p.Tasks, Write: p.Write}
+	return reportTools(p, pr, tools, phase, err, false)
+}
+
+func reportTools(p *deploy.Provider, pr ProviderReport, tools []mcp.Tool, phase string, err error, readOnly bool) ProviderReport {
 	if err != nil {
 		pr.Status, pr.Phase, pr.Error = StatusFailed, phase, err.Error()
 		return pr

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"spear/present"
 
 	"github.com/spf13/cobra"
+
+	"spear/gateway"
 )
 
 type checkOptions struct{ json bool }
@@ -42,20 +45,7 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 		w := e.stdout
 		fmt.Fprintf(w, "registry %s\nprojects %s\n", r.Registry, r.Projects)
 		for _, p := range r.Providers {
-			switch p.Status {
-			case "ok":
-				fmt.Fprintf(w, "ok        %s: %d tools (%d READ, %d WRITE)\n", p.ID, p.Tools, p.Read, p.Writes)
-				for _, name := range p.MissingRead {
-					fmt.Fprintf(w, "warning   %s: read names %q, which the server does not offer\n", p.ID, name)
-				}
-			case "disabled":
-				fmt.Fprintf(w, "disabled  %s: enabled is false; not started\n", p.ID)
-			default:
-				fmt.Fprintf(w, "failed    %s: during %s: %s\n", p.ID, p.Phase, present.Clean(p.Error))
-			}
-			for _, x := range p.Excluded {
-				fmt.Fprintf(w, "warning   left out of every turn: %s\n", x)
-			}
+			writeStatus(w, p)
 		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "problem   %s\n", problemText(p))
@@ -65,4 +55,22 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// writeStatus writes check's lines for one provider.
+func writeStatus(w io.Writer, p gateway.ProviderReport) {
+	switch p.Status {
+	case gateway.StatusOK:
+		fmt.Fprintf(w, "ok        %s: %d tools (%d READ, %d WRITE)\n", p.ID, p.Tools, p.Read, p.Writes)
+		for _, name := range p.MissingRead {
+			fmt.Fprintf(w, "warning   %s: read names %q, which the server does not offer\n", p.ID, name)
+		}
+	case gateway.StatusDisabled:
+		fmt.Fprintf(w, "disabled  %s: enabled is false; not started\n", p.ID)
+	default:
+		fmt.Fprintf(w, "failed    %s: during %s: %s\n", p.ID, p.Phase, present.Clean(p.Error))
+	}
+	for _, x := range p.Excluded {
+		fmt.Fprintf(w, "warning   left out of every turn: %s\n", x)
+	}
 }

@@ -101,20 +101,26 @@ func writeProviders(w io.Writer, r *gateway.Report) {
 		case "failed":
 			fmt.Fprintf(w, "  failed during %s: %s\n", p.Phase, present.Clean(p.Error))
 		default:
-			width := 0
-			for _, c := range p.Capabilities {
-				width = max(width, len(c.Name))
-			}
-			for _, c := range p.Capabilities {
-				fmt.Fprintf(w, "  %-*s  %-5s  %s\n", width, c.Name, c.Class, present.OneLine(c.Description, present.IndexDescriptionMax))
-			}
-			if len(p.Capabilities) == 0 {
-				fmt.Fprintln(w, "  (no tools)")
-			}
+			writeCapabilities(w, p)
 		}
 		for _, x := range p.Excluded {
 			fmt.Fprintf(w, "  left out: %s\n", x)
 		}
+	}
+}
+
+// writeCapabilities writes one line per capability of a started
+// provider: its name, its class and its description.
+func writeCapabilities(w io.Writer, p gateway.ProviderReport) {
+	width := 0
+	for _, c := range p.Capabilities {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range p.Capabilities {
+		fmt.Fprintf(w, "  %-*s  %-5s  %s\n", width, c.Name, c.Class, present.OneLine(c.Description, present.IndexDescriptionMax))
+	}
+	if len(p.Capabilities) == 0 {
+		fmt.Fprintln(w, "  (no tools)")
 	}
 }
 

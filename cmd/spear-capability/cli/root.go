@@ -54,9 +54,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	if cmd == nil {
+		cmd = root
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -68,7 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stderr, "spear-capability: error: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "spear-capability: hint: run spear-capability --help")
+		fmt.Fprintf(stderr, "spear-capability: hint: run %s --help\n", cmd.CommandPath())
 		return outcome.ExitRefused
 	}
 	return 1
@@ -94,14 +97,17 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "spear-capability",
-		Short: "See and check the external capabilities a SPEAR deployment offers its turns",
+		Short: "Register, see and check the external capabilities a SPEAR deployment offers its turns",
 		Long: `spear-capability is the operators' command for SPEAR's external capabilities.
 
-It reads the provider registry (capabilities.json) and the project registry
-(projects.json), starts providers to list their tools, prints the context
-block a turn is shown, and reads the audit trail. It never calls a tool:
-inside a turn, "spear-capability list|describe|invoke" is answered by
-spear-term, the turn's terminal.
+It registers providers in the provider registry (capabilities.json): add one
+by hand, or import the servers another MCP host's file lists (Claude Code,
+Codex CLI, Gemini CLI, VS Code, Cursor); remove, enable and disable them. It
+reads that registry and the project registry (projects.json), starts
+providers to list their tools, prints the context block a turn is shown, and
+reads the audit trail. It never calls a tool: inside a turn,
+"spear-capability list|describe|invoke" is answered by spear-term, the turn's
+terminal.
 
 Files: SPEAR_CONFIG_DIR (default ~/.config/spear) holds projects.json and
 capabilities.json; SPEAR_PROJECTS_FILE, SPEAR_CAPABILITIES_FILE,
@@ -118,7 +124,8 @@ SPEAR_TURN_FILE, SPEAR_STATE_DIR and SPEAR_AUDIT_FILE override them.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newVersion(e))
+	root.AddCommand(newAdd(e), newImport(e), newRemove(e), newEnable(e), newDisable(e),
+		newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newVersion(e))
 	return root
 }
 
