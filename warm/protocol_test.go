@@ -163,6 +163,7 @@ func TestParseRPC(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, kindNotification, false},
 		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, kindNotification, false},
 		{`{"jsonrpc":"2.0","id":4,"result":{}}`, kindResponse, false},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`, kindResponse, false},
 		{`{"jsonrpc":"2.0","id":{},"result":{}}`, 0, true},
 		{`{"jsonrpc":"2.0","id":true,"method":"x"}`, 0, true},
 		{`{"jsonrpc":"1.0","id":1,"method":"x"}`, 0, true},

@@ -47,8 +47,8 @@ func parseRPC(line []byte) (*rpc, error) {
 			return nil, errors.New("a method that is not a string")
 		}
 	}
-	if raw, ok := m["id"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		raw = bytes.TrimSpace(raw)
+	raw, hasID := m["id"]
+	if raw = bytes.TrimSpace(raw); hasID && !bytes.Equal(raw, []byte("null")) {
 		if len(raw) == 0 || (raw[0] != '"' && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 			return nil, errors.New("an id that is neither a string nor a number")
 		}
@@ -59,7 +59,9 @@ func parseRPC(line []byte) (*rpc, error) {
 		r.kind = kindRequest
 	case r.method != "":
 		r.kind = kindNotification
-	case r.id != nil:
+	case hasID:
+		// An answer; one under a null id (a parse error, say) answers
+		// nothing that was asked.
 		r.kind = kindResponse
 	default:
 		return nil, errors.New("neither a method nor an id")

@@ -40,7 +40,8 @@ type server struct {
 	turn     string    // the turn that last opened it
 	retired  string    // why it is to stop once its callers are done
 	stopping bool
-	stray    int // answers under ids no request has
+	stray    int   // answers under ids no request has
+	broke    error // why it failed, when it did
 	gone     chan struct{}
 
 	wmu sync.Mutex // one write at a time to the server's stdin
@@ -122,6 +123,11 @@ func (s *server) initialize() (json.RawMessage, error) {
 	select {
 	case m = <-ch:
 	case <-s.gone:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.broke != nil {
+			return nil, s.broke
+		}
 		return nil, &mcp.ExitError{State: s.proc.State()}
 	case <-t.C:
 		return nil, &mcp.TimeoutError{Method: "initialize", After: s.timeout}
@@ -150,7 +156,7 @@ func (s *server) write(line []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	t := time.AfterFunc(s.timeout, func() {
-		s.failed(fmt.Sprintf("did not read its input within %s", s.timeout))
+		s.failed(&mcp.ProtocolError{Msg: fmt.Sprintf("server did not read its input within %s", s.timeout)})
 	})
 	_, err := s.proc.Write(line)
 	if !t.Stop() {
@@ -174,9 +180,9 @@ func (s *server) readLoop() {
 		if err != nil {
 			var tl *tooLongError
 			if errors.As(err, &tl) {
-				s.failed("broke the protocol: " + err.Error())
+				s.failed(&mcp.ProtocolError{Msg: fmt.Sprintf("server sent a message larger than %d bytes", maxMessage)})
 			} else {
-				s.failed("") // its output ended: say how it exited
+				s.failed(nil) // its output ended: say how it exited
 			}
 			return
 		}
@@ -185,7 +191,12 @@ func (s *server) readLoop() {
 		}
 		m, err := parseRPC(line)
 		if err != nil {
-			s.failed("broke the protocol: " + err.Error())
+			// Said as a client of the server's own would say it.
+			perr := mcp.CheckMessage(line)
+			if perr == nil {
+				perr = &mcp.ProtocolError{Msg: "server wrote a message the relay cannot route: " + err.Error()}
+			}
+			s.failed(perr)
 			return
 		}
 		switch m.kind {
@@ -230,29 +241,33 @@ func (s *server) deliver(m *rpc) {
 func (s *server) watchExit() {
 	select {
 	case <-s.proc.Exited():
-		s.failed("")
+		s.failed(nil)
 	case <-s.gone:
 	}
 }
 
-// failed stops a server that exited or broke down without being asked
-// to: it is unavailable to the turn that last opened it, for the rest of
-// that turn.
-func (s *server) failed(why string) {
+// failed stops a server that exited (err nil) or broke down (err says how)
+// without being asked to: it is unavailable to the turn that last opened
+// it, for the rest of that turn.
+func (s *server) failed(err error) {
+	if err == nil {
+		select {
+		case <-s.proc.Exited():
+		case <-time.After(200 * time.Millisecond):
+		}
+		err = &mcp.ExitError{State: s.proc.State()}
+	}
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
 		return
 	}
+	if s.broke == nil {
+		s.broke = err
+	}
 	turn := s.turn
 	s.mu.Unlock()
-	if why == "" {
-		select {
-		case <-s.proc.Exited():
-		case <-time.After(200 * time.Millisecond):
-		}
-		why = "exited (" + s.proc.State() + ")"
-	}
+	why := err.Error()
 	select {
 	case <-s.ready:
 		s.h.markFailed(s.provider, turn)
@@ -354,7 +369,7 @@ func (s *server) detach(c *caller) {
 	s.mu.Unlock()
 	switch {
 	case s.lifetime() == LifetimeCall && abandoned > 0:
-		go s.stop(WhyFailed, fmt.Sprintf("its caller left with %d requests unanswered", abandoned))
+		go s.stop(WhyFailed, fmt.Sprintf("its caller left before it answered (%d requests)", abandoned))
 	case s.lifetime() == LifetimeCall:
 		go s.stop(WhyCallDone, "")
 	case retired != "" && left == 0:
