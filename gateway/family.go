@@ -37,18 +37,9 @@ func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.To
 	return tools, "", nil
 }
 
-// listProvider is Probe with the failure described for the turn.
-func listProvider(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable) {
-	tools, phase, err := Probe(ctx, connect, p)
-	if err != nil {
-		return nil, failure(p, phase, err)
-	}
-	return tools, nil
-}
-
-// buildFamily starts every admitted provider in parallel, lists its tools
-// and builds the family; readOnly keeps READ capabilities only.
-func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Provider, readOnly bool) *present.Family {
+// buildFamily lists the tools of every admitted provider in parallel and
+// builds the family; readOnly keeps READ capabilities only.
+func buildFamily(ctx context.Context, list func(context.Context, *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable), admitted []*deploy.Provider, readOnly bool) *present.Family {
 	type listing struct {
 		tools []mcp.Tool
 		fail  *outcome.Unavailable
@@ -59,7 +50,7 @@ func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Prov
 		wg.Add(1)
 		go func(i int, p *deploy.Provider) {
 			defer wg.Done()
-			tools, fail := listProvider(ctx, connect, p)
+			tools, fail := list(ctx, p)
 			results[i] = listing{tools, fail}
 		}(i, p)
 	}
