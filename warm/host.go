@@ -340,7 +340,12 @@ func (h *Host) stopFailed(req *Request) {
 	s := h.servers[req.Provider]
 	h.mu.Unlock()
 	if s != nil && (req.Pid == 0 || s.pid == req.Pid) {
-		go s.stop(WhyFailed, req.Detail)
+		go func() {
+			// The gateway's own connection is closing as it asks: let
+			// what it sent last (its notifications/cancelled) through.
+			s.drained(500 * time.Millisecond)
+			s.stop(WhyFailed, req.Detail)
+		}()
 	}
 }
 

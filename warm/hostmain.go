@@ -50,7 +50,9 @@ func HostMain(args []string) int {
 	if keep != nil {
 		defer keep.Close()
 	}
-	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, OnClose: func() { lock.Close() }}
+	// With nothing to keep, the host stays no longer than a server
+	// would idle: a short idle timeout leaves nothing running soon.
+	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), OnClose: func() { lock.Close() }}
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)

@@ -377,6 +377,18 @@ func (s *server) detach(c *caller) {
 	}
 }
 
+// drained waits until the server has no caller, or for d.
+func (s *server) drained(d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		n := len(s.callers)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
 // idleFor says how long the server has gone without a message, and
 // whether it has requests in flight.
 func (s *server) idleFor(now time.Time) (time.Duration, bool) {
