@@ -171,10 +171,10 @@ func (h *Host) Shutdown(why string) []ServerStatus {
 	for _, s := range all {
 		select {
 		case <-s.ready:
+			if s.fail == nil {
+				stopped = append(stopped, s.status(now))
+			}
 		case <-time.After(s.timeout + time.Second):
-		}
-		if s.fail == nil && s.proc != nil {
-			stopped = append(stopped, s.status(now))
 		}
 		wg.Add(1)
 		go func(s *server) {
@@ -339,7 +339,7 @@ func (h *Host) stopFailed(req *Request) {
 	h.mu.Lock()
 	s := h.servers[req.Provider]
 	h.mu.Unlock()
-	if s != nil && (req.Pid == 0 || s.pid == req.Pid) {
+	if s != nil && (req.Pid == 0 || s.pidNow() == req.Pid) {
 		go func() {
 			// The gateway's own connection is closing as it asks: let
 			// what it sent last (its notifications/cancelled) through.

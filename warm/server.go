@@ -86,8 +86,8 @@ func (s *server) run() {
 		s.fail = failureOf(err)
 		return
 	}
-	s.proc, s.pid, s.start = proc, proc.Pid(), s.h.now()
 	s.mu.Lock()
+	s.proc, s.pid, s.start = proc, proc.Pid(), s.h.now()
 	s.last = s.start
 	s.mu.Unlock()
 	go s.readLoop()
@@ -294,17 +294,17 @@ func (s *server) stop(why, detail string) {
 	for c := range s.callers {
 		callers = append(callers, c)
 	}
-	turn := s.turn
+	turn, proc, pid := s.turn, s.proc, s.pid
 	s.mu.Unlock()
 	s.h.forget(s)
 	for _, c := range callers {
 		c.conn.Close()
 	}
-	if s.proc != nil {
-		s.proc.Close()
+	if proc != nil {
+		proc.Close()
 	}
 	if why != "" {
-		f := audit.Fields{"provider": s.provider, "pid": s.pid, "lifetime": s.lifetime(), "why": why}
+		f := audit.Fields{"provider": s.provider, "pid": pid, "lifetime": s.lifetime(), "why": why}
 		if detail != "" {
 			f["detail"] = detail
 		}
@@ -375,6 +375,13 @@ func (s *server) detach(c *caller) {
 	case retired != "" && left == 0:
 		go s.stop(retired, "")
 	}
+}
+
+// pidNow returns the server's pid, or 0 before it has started.
+func (s *server) pidNow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
 }
 
 // drained waits until the server has no caller, or for d.
