@@ -13,7 +13,7 @@ help: ## list the targets
 build: ## build spear-term, spear-capability and notes-server into bin/
 	$(GO) build -o $(BIN)/ ./cmd/... ./examples/notes-server
 
-interop-deps: $(INTEROP)/node_modules/.package-lock.json ## install the npm MCP server the interop tests use
+interop-deps: $(INTEROP)/node_modules/.package-lock.json ## install the npm MCP servers the interop tests use
 
 $(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/package-lock.json $(INTEROP)/install.sh
 	bash $(INTEROP)/install.sh
@@ -40,6 +40,8 @@ fuzz: ## run every fuzz target for 20 s each
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./deploy || exit 1; done
 	for f in FuzzParseArguments FuzzCompileSchema; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./gateway || exit 1; done
+	for f in FuzzDecodeRequest FuzzDecodeReply FuzzParseRPC; do \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./warm || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime 20s ./present
 	for f in FuzzReadClaude FuzzReadCodex FuzzReadGemini FuzzReadVSCode FuzzReadCursor FuzzDetect; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./importer || exit 1; done

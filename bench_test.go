@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"spear/mcp"
 )
@@ -87,8 +89,8 @@ func turnEnv(b *testing.B, dir string, providers string) []string {
 }
 
 // BenchmarkInvoke compares one invocation through spear-term (a process,
-// the checks, the audit trail, a fresh server) with a bare client doing
-// start, initialize and one call on the same server.
+// the checks, the audit trail, a call on the session's warm server) with
+// a bare client doing start, initialize and one call on the same server.
 func BenchmarkInvoke(b *testing.B) {
 	bin := realBinaries(b)
 	dir := b.TempDir()
@@ -96,6 +98,7 @@ func BenchmarkInvoke(b *testing.B) {
 	notesDir := filepath.Join(dir, "notes")
 	env := turnEnv(b, dir, fmt.Sprintf(`{"id": "notes", "command": [%q, "-dir", %q], "scope": "global", "read": ["search_notes"]}`, notes, notesDir))
 	run(b, env, filepath.Join(bin, "spear-capability"), "context") // the family, built once per turn
+	defer stopSessions(b, bin, env)
 	b.Run("bare-client", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			c, err := mcp.Connect(context.Background(), mcp.Options{Command: []string{notes, "-dir", notesDir}})
@@ -134,6 +137,9 @@ func BenchmarkFamilyFourSlowProviders(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		env := turnEnv(b, b.TempDir(), providers)
 		run(b, env, filepath.Join(bin, "spear-capability"), "context")
+		b.StopTimer()
+		stopSessions(b, bin, env)
+		b.StartTimer()
 	}
 }
 
@@ -147,8 +153,114 @@ func BenchmarkListFromState(b *testing.B) {
 	}
 	env := turnEnv(b, b.TempDir(), fmt.Sprintf(`{"id": "slow", "command": [%q, "-start-delay", "1s"], "scope": "global", "read": ["echo"]}`, fake))
 	run(b, env, filepath.Join(bin, "spear-term"), "-c", "spear-capability list")
+	defer stopSessions(b, bin, env)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		run(b, env, filepath.Join(bin, "spear-term"), "-c", "spear-capability list")
 	}
+}
+
+// timed runs the command as run does and returns how long it took.
+func timed(b *testing.B, env []string, name string, args ...string) time.Duration {
+	start := time.Now()
+	run(b, env, name, args...)
+	return time.Since(start)
+}
+
+// compare runs a and then b once per iteration, interleaved so that both
+// see the same load, and reports each one's mean in ms and b/a.
+func compare(bm *testing.B, aName, bName string, a, b func() time.Duration) {
+	var ta, tb time.Duration
+	bm.ResetTimer()
+	for i := 0; i < bm.N; i++ {
+		ta += a()
+		tb += b()
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(bm.N) / 1e6 }
+	bm.ReportMetric(ms(ta), aName+"-ms")
+	bm.ReportMetric(ms(tb), bName+"-ms")
+	bm.ReportMetric(float64(tb)/float64(ta), bName+"/"+aName)
+}
+
+// stopSessions stops every session's servers under the environment's
+// state directory.
+func stopSessions(b *testing.B, bin string, env []string) {
+	run(b, env, filepath.Join(bin, "spear-capability"), "sessions", "stop")
+}
+
+// BenchmarkWarmInvoke is an invocation through spear-term -c that reaches
+// the session's warm server, against spear-term -c true: a process, the
+// checks, the audit trail and a call on a running server, against the
+// least a submission costs.
+func BenchmarkWarmInvoke(b *testing.B) {
+	bin := realBinaries(b)
+	dir := b.TempDir()
+	notes := filepath.Join(bin, "notes-server")
+	env := turnEnv(b, dir, fmt.Sprintf(`{"id": "notes", "command": [%q, "-dir", %q], "scope": "global", "read": ["search_notes"]}`, notes, filepath.Join(dir, "notes")))
+	term := filepath.Join(bin, "spear-term")
+	invoke := `spear-capability invoke notes/search_notes '{"query": "x"}'`
+	run(b, env, term, "-c", invoke) // the family, and the server, once per session
+	defer stopSessions(b, bin, env)
+	compare(b, "true", "warm-invoke",
+		func() time.Duration { return timed(b, env, term, "-c", "true") },
+		func() time.Duration { return timed(b, env, term, "-c", invoke) })
+}
+
+// BenchmarkEverythingWarmCold is one call to the npm server-everything
+// through spear-term -c, on the session's warm server against one started
+// for the call (lifetime call: start, initialize, call; it is stopped
+// after the answer).
+func BenchmarkEverythingWarmCold(b *testing.B) {
+	bin := realBinaries(b)
+	repo, _ := os.Getwd()
+	everything := filepath.Join(repo, "testdata/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(everything); err != nil {
+		b.Skip("server-everything is not installed (make interop-deps)")
+	}
+	env := turnEnv(b, b.TempDir(), fmt.Sprintf(`{"id": "warm", "command": ["node", %q, "stdio"], "scope": "global", "read": ["echo"], "timeout": 30},
+		{"id": "cold", "command": ["node", %q, "stdio"], "scope": "global", "read": ["echo"], "timeout": 30, "lifetime": "call"}`, everything, everything))
+	term := filepath.Join(bin, "spear-term")
+	call := func(p string) func() time.Duration {
+		args := []string{"-c", "spear-capability describe " + p + "/echo"}
+		run(b, env, term, args...) // an index: describe once per turn
+		return func() time.Duration {
+			return timed(b, env, term, "-c", `spear-capability invoke `+p+`/echo '{"message": "x"}'`)
+		}
+	}
+	cold, warm := call("cold"), call("warm")
+	defer stopSessions(b, bin, env)
+	compare(b, "cold-call", "warm-call", cold, warm)
+}
+
+// BenchmarkFirstCommandFourSlowProviders is the start of a fresh turn
+// with four providers that each take 1 s to start: its first command
+// (list, which builds the family), then the first call (describe and
+// invoke). The family starts the four in parallel; kept warm (lifetime
+// session), the call reuses its server; started for each use (lifetime
+// call), the call waits for another.
+func BenchmarkFirstCommandFourSlowProviders(b *testing.B) {
+	bin := realBinaries(b)
+	fake, err := exec.LookPath("fake-mcp")
+	if err != nil {
+		b.Skip("fake-mcp is not on PATH")
+	}
+	providers := func(lifetime string) string {
+		var ps []string
+		for i := 0; i < 4; i++ {
+			ps = append(ps, fmt.Sprintf(`{"id": "slow%d", "command": [%q, "-start-delay", "1s"], "scope": "global", "read": ["echo"], "lifetime": %q}`, i, fake, lifetime))
+		}
+		return strings.Join(ps, ",")
+	}
+	term := filepath.Join(bin, "spear-term")
+	first := func(lifetime string) func() time.Duration {
+		return func() time.Duration {
+			env := turnEnv(b, b.TempDir(), providers(lifetime))
+			d := timed(b, env, term, "-c", "spear-capability list")
+			d += timed(b, env, term, "-c", "spear-capability describe slow0/echo")
+			d += timed(b, env, term, "-c", "spear-capability invoke slow0/echo {}")
+			stopSessions(b, bin, env)
+			return d
+		}
+	}
+	compare(b, "call", "session", first("call"), first("session"))
 }

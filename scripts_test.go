@@ -2,6 +2,7 @@ package spear_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"spear/cmd/spear-capability/cli"
 	"spear/cmd/spear-term/term"
 	"spear/internal/fakemcp"
+	"spear/warm"
 )
 
 func TestMain(m *testing.M) {
@@ -48,6 +50,13 @@ func TestScripts(t *testing.T) {
 		}
 		everything = ""
 	}
+	sequential := filepath.Join(repo, "testdata/interop/node_modules/@modelcontextprotocol/server-sequential-thinking/dist/index.js")
+	if _, err := os.Stat(sequential); err != nil {
+		if os.Getenv("SPEAR_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("server-sequential-thinking is not installed (make interop-deps): %v", err)
+		}
+		sequential = ""
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/scripts",
 		RequireExplicitExec: true,
@@ -59,13 +68,20 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SPEAR_TURN_FILE", filepath.Join(work, "turn.json"))
 			env.Setenv("NOTES_SERVER", notes)
 			env.Setenv("EVERYTHING", everything)
+			env.Setenv("SEQUENTIAL", sequential)
 			env.Setenv("REPO", repo)
+			// A script that leaves a session's servers running has them
+			// stopped when it ends, so that none outlives the test.
+			state := filepath.Join(work, "state")
+			env.Defer(func() { warm.StopSessions(context.Background(), state, "") })
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "everything":
 				return everything != "", nil
+			case "sequential":
+				return sequential != "", nil
 			}
 			return false, nil
 		},

@@ -32,6 +32,8 @@ const (
 	CapabilityRefused        = "capability_refused"
 	ProviderFailed           = "provider_failed"
 	RuntimeWithoutGateway    = "runtime_without_gateway"
+	ProviderStarted          = "provider_started"
+	ProviderStopped          = "provider_stopped"
 )
 
 // Fields are an event's own fields, besides time, event, session and turn.

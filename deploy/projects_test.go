@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestResolveProject(t *testing.T) {
@@ -97,6 +98,21 @@ func TestSettings(t *testing.T) {
 	}
 	if p.ConfigDir != "/x/spear" || p.CapabilitiesFile != "/p/capabilities.json" || p.StateDir != "/s/spear" || p.MaxOutput != 100 {
 		t.Errorf("overrides %+v", p)
+	}
+}
+
+// TestSettingsIdleTimeout: SPEAR_IDLE_TIMEOUT is seconds, fractions
+// allowed; anything else keeps the default.
+func TestSettingsIdleTimeout(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"": DefaultIdleTimeout, "30": 30 * time.Second, "0.5": 500 * time.Millisecond,
+		"0": DefaultIdleTimeout, "-1": DefaultIdleTimeout, "ten": DefaultIdleTimeout, "NaN": DefaultIdleTimeout,
+	} {
+		env := map[string]string{"HOME": "/h", "SPEAR_IDLE_TIMEOUT": v}
+		s, err := SettingsFrom(func(k string) string { return env[k] })
+		if err != nil || s.IdleTimeout != want {
+			t.Errorf("SPEAR_IDLE_TIMEOUT=%q: %v, %v; want %v", v, s.IdleTimeout, err, want)
+		}
 	}
 }
 

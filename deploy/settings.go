@@ -30,7 +30,15 @@ type Settings struct {
 	// ConfirmTimeout bounds SPEAR_CONFIRM_COMMAND (SPEAR_CONFIRM_TIMEOUT
 	// seconds, default 60).
 	ConfirmTimeout time.Duration
+	// IdleTimeout is how long a warm provider's server may go without a
+	// request before it is stopped (SPEAR_IDLE_TIMEOUT seconds, default
+	// DefaultIdleTimeout).
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is how long a warm server may idle when
+// SPEAR_IDLE_TIMEOUT names no time.
+const DefaultIdleTimeout = 600 * time.Second
 
 // DefaultMaxOutput is the default bound on a framed result, in bytes.
 const DefaultMaxOutput = 64 << 10
@@ -73,6 +81,7 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 		ConfirmCommand:   getenv("SPEAR_CONFIRM_COMMAND"),
 		MaxOutput:        DefaultMaxOutput,
 		ConfirmTimeout:   60 * time.Second,
+		IdleTimeout:      DefaultIdleTimeout,
 		Confine:          true,
 	}
 	switch v := getenv("SPEAR_CONFINE"); v {
@@ -136,6 +145,9 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 	}
 	if v, err := strconv.ParseFloat(getenv("SPEAR_CONFIRM_TIMEOUT"), 64); err == nil && v > 0 && v <= 3600 {
 		s.ConfirmTimeout = time.Duration(v * float64(time.Second))
+	}
+	if v, err := strconv.ParseFloat(getenv("SPEAR_IDLE_TIMEOUT"), 64); err == nil && v > 0 && v <= 7*24*3600 {
+		s.IdleTimeout = time.Duration(v * float64(time.Second))
 	}
 	if n, err := strconv.Atoi(getenv("SPEAR_MAX_OUTPUT")); err == nil && n > 0 {
 		s.MaxOutput = n

@@ -76,6 +76,7 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 			return present.WriteError(stderr, err)
 		}
 		fmt.Fprint(stdout, out.Framed)
+		out.Release() // after the result: stopping a server never delays it
 		return out.Status
 	}
 }

@@ -152,11 +152,11 @@ func byteSize(n int) string {
 	}
 }
 
-// buildFamily starts every admitted provider in parallel, lists its tools
-// and builds the family; readOnly keeps READ capabilities only. Each
+// buildFamily lists the tools of every admitted provider in parallel
+// (list starts it, or reaches its warm server) and builds the family; readOnly keeps READ capabilities only. Each
 // provider has ListTime to start and list, so the whole build takes at
 // most MaxListTime.
-func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Provider, readOnly bool) *present.Family {
+func buildFamily(ctx context.Context, list func(context.Context, *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable), admitted []*deploy.Provider, readOnly bool) *present.Family {
 	type listing struct {
 		tools []mcp.Tool
 		fail  *outcome.Unavailable
@@ -167,7 +167,7 @@ func buildFamily(ctx context.Context, connect Connector, admitted []*deploy.Prov
 		wg.Add(1)
 		go func(i int, p *deploy.Provider) {
 			defer wg.Done()
-			tools, fail := listProvider(ctx, connect, p)
+			tools, fail := list(ctx, p)
 			results[i] = listing{tools, fail}
 		}(i, p)
 	}

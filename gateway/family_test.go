@@ -11,6 +11,7 @@ import (
 
 	"spear/deploy"
 	"spear/mcp"
+	"spear/outcome"
 	"spear/present"
 )
 
@@ -80,7 +81,7 @@ func TestBuildFamily(t *testing.T) {
 		{ID: "gone", Command: []string{"/opt/gone"}, Timeout: 5 * time.Second},
 		{ID: "fast", Command: []string{fakeCommand}, Read: []string{"env"}, Timeout: 5 * time.Second},
 	}
-	f := buildFamily(context.Background(), d.connect, admitted, false)
+	f := buildFamily(context.Background(), listWith(d.connect), admitted, false)
 	var names []string
 	for _, c := range f.Capabilities {
 		names = append(names, c.Name)
@@ -94,7 +95,7 @@ func TestBuildFamily(t *testing.T) {
 	if f.Exposure != present.Index || f.Tokens == 0 {
 		t.Errorf("12 capabilities: %s, %d tokens", f.Exposure, f.Tokens)
 	}
-	f = buildFamily(context.Background(), d.connect, admitted, true)
+	f = buildFamily(context.Background(), listWith(d.connect), admitted, true)
 	names = nil
 	for _, c := range f.Capabilities {
 		names = append(names, c.Name)
@@ -103,7 +104,7 @@ func TestBuildFamily(t *testing.T) {
 		t.Errorf("read-only: %v, %s", names, f.Exposure)
 	}
 	// Nothing admitted is an empty family, shown whole.
-	f = buildFamily(context.Background(), d.connect, nil, false)
+	f = buildFamily(context.Background(), listWith(d.connect), nil, false)
 	if f.Capabilities == nil || f.Unavailable == nil || len(f.Capabilities) != 0 || f.Exposure != present.Whole {
 		t.Errorf("empty: %+v", f)
 	}
@@ -114,7 +115,7 @@ func TestBuildFamilyCancelled(t *testing.T) {
 	d := newDeployment(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f := buildFamily(ctx, d.connect, []*deploy.Provider{{ID: "p", Command: []string{fakeCommand}, Timeout: 5 * time.Second}}, false)
+	f := buildFamily(ctx, listWith(d.connect), []*deploy.Provider{{ID: "p", Command: []string{fakeCommand}, Timeout: 5 * time.Second}}, false)
 	if len(f.Unavailable) != 1 || f.Unavailable[0].Reason != "was cancelled during initialize" || f.Unavailable[0].Phase != "initialize" {
 		t.Errorf("%+v", f.Unavailable)
 	}
@@ -206,5 +207,12 @@ func TestByteSize(t *testing.T) {
 		if got := byteSize(n); got != want {
 			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// listWith lists a provider's tools the cold way, through connect.
+func listWith(connect Connector) func(context.Context, *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable) {
+	return func(ctx context.Context, p *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable) {
+		return listProvider(ctx, connect, p)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"spear/mcp"
 	"spear/outcome"
 	"spear/present"
+	"spear/warm"
 )
 
 // Gateway answers a turn's spear-capability commands. Its zero value is not
@@ -25,6 +26,11 @@ type Gateway struct {
 	SettingsErr error
 	// Connect starts providers; nil means mcp.Connect.
 	Connect Connector
+	// Warm starts a session's host, which keeps the servers of session
+	// providers running for the session and starts call providers' ones
+	// for each use; nil means none: every provider's server is started
+	// by the gateway for one use and stopped after it.
+	Warm *warm.Launcher
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -180,7 +186,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 		}
 		return st, nil
 	}
-	fam := buildFamily(ctx, g.connect(), admitted, sel.Offer.ReadOnly)
+	fam := buildFamily(ctx, ts.list, admitted, sel.Offer.ReadOnly)
 	for _, u := range fam.Unavailable {
 		if err := ts.record(audit.ProviderFailed, audit.Fields{"provider": u.Provider, "phase": u.Phase, "why": u.Detail}); err != nil {
 			return nil, err
@@ -343,6 +349,18 @@ type Outcome struct {
 	Result     *mcp.CallToolResult
 	Framed     string
 	Status     int
+	release    func()
+}
+
+// Release ends the call's use of its provider's server: a server started
+// for this call alone is stopped. The caller delivers the result first, so
+// that stopping a server never delays it. Release is safe to call more
+// than once.
+func (o *Outcome) Release() {
+	if o.release != nil {
+		o.release()
+		o.release = nil
+	}
 }
 
 // Invoke runs the checks on every call in order (docs/design.md, "Checks on
@@ -408,14 +426,14 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	if err := ts.record(audit.CapabilityInvoked, audit.Fields{"capability": c.Name, "arguments": argJSON, "outcome": "started"}); err != nil {
 		return nil, err
 	}
-	res, uerr := ts.call(ctx, c, p, regErr, argJSON)
+	res, release, uerr := ts.call(ctx, c, p, regErr, argJSON)
 	fields["duration_ms"] = time.Since(start).Milliseconds()
 	if uerr != nil {
 		ts.record(audit.ProviderFailed, audit.Fields{"provider": c.Provider, "phase": uerr.Phase, "why": uerr.Detail})
 		ts.markUnavailable(uerr)
 		return nil, uerr
 	}
-	out = &Outcome{Capability: c, Result: res, Framed: present.Frame(present.Nonce(), c.Name, res, ts.g.Settings.MaxOutput)}
+	out = &Outcome{Capability: c, Result: res, Framed: present.Frame(present.Nonce(), c.Name, res, ts.g.Settings.MaxOutput), release: release}
 	fields["outcome"] = "result"
 	if res.IsError {
 		out.Status = outcome.ExitToolError
@@ -423,6 +441,7 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	}
 	fields["result_bytes"] = len(out.Framed)
 	if err := ts.record(audit.CapabilityInvoked, fields); err != nil {
+		out.Release()
 		return nil, err
 	}
 	return out, nil
@@ -474,31 +493,35 @@ func (ts *TurnSession) provider(c *present.Capability) (*deploy.Provider, error)
 	return reg.Provider(c.Provider), nil
 }
 
-// call starts provider p, calls the tool and stops the provider; regErr
-// is why the registry could not be read for p.
-func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deploy.Provider, regErr error, args json.RawMessage) (*mcp.CallToolResult, *outcome.Unavailable) {
+// call calls the tool on provider p's server; regErr is why the registry
+// could not be read for p. The result comes with a release function that
+// ends the use of the server (Outcome.Release); on failure the use has
+// already ended.
+func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deploy.Provider, regErr error, args json.RawMessage) (*mcp.CallToolResult, func(), *outcome.Unavailable) {
 	if regErr != nil {
-		return nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "could not be started: the provider registry cannot be read", Detail: regErr.Error()}
+		return nil, nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "could not be started: the provider registry cannot be read", Detail: regErr.Error()}
 	}
 	if p == nil {
-		return nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
+		return nil, nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
 	}
-	client, err := ts.g.connect()(ctx, clientOptions(p))
-	if err != nil {
-		return nil, failure(p, phaseOf(err, "initialize"), err)
+	u, uerr := ts.open(ctx, p)
+	if uerr != nil {
+		return nil, nil, uerr
 	}
-	defer client.Close()
-	res, err := client.CallTool(ctx, c.Tool, args)
+	res, err := u.client.CallTool(ctx, c.Tool, args)
 	if err != nil {
 		var re *mcp.RPCError
 		if errors.As(err, &re) {
 			// The server answered, with a JSON-RPC error: a failed call,
 			// not an unavailable provider.
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: fmt.Sprintf("the provider answered with error %d: %s", re.Code, re.Message)}}}, nil
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: fmt.Sprintf("the provider answered with error %d: %s", re.Code, re.Message)}}}, u.release, nil
 		}
-		return nil, failure(p, "call", err)
+		f := failure(p, "call", err)
+		u.fail(f.Detail)
+		u.release()
+		return nil, nil, f
 	}
-	return res, nil
+	return res, u.release, nil
 }
 
 // RecordRefusal records a submission the terminal refused before the

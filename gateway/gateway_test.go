@@ -48,7 +48,10 @@ func TestInvokeWhole(t *testing.T) {
 			t.Errorf("%s: session %q turn %q time %v", e.Event, e.Session, e.Turn, e.Time)
 		}
 	}
-	want := []string{audit.ProviderRegistered, audit.ProviderAdmitted, audit.CapabilityFamilySelected, audit.CapabilityInvoked, audit.CapabilityInvoked}
+	// With no session process, the gateway starts the server itself, for
+	// the listing and for the call, and records both lifetimes.
+	want := []string{audit.ProviderRegistered, audit.ProviderAdmitted, audit.ProviderStarted, audit.ProviderStopped, audit.CapabilityFamilySelected,
+		audit.CapabilityInvoked, audit.ProviderStarted, audit.CapabilityInvoked, audit.ProviderStopped}
 	if strings.Join(events, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v, want %v", events, want)
 	}

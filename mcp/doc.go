@@ -4,7 +4,9 @@
 // Start starts a server as a child process in its own process group, with
 // an environment made of PATH, HOME and the variables the caller names, and
 // speaks to it over its stdin and stdout; NewClient speaks over a
-// connection the caller already has, such as one end of an io.Pipe. Either
+// connection the caller already has, such as one end of an io.Pipe; and
+// StartProcess starts a server the same way with no client, for a caller
+// that relays its messages rather than making requests. Either
 // way the client speaks newline-delimited JSON-RPC 2.0: initialize,
 // tools/list (following its pagination) and tools/call. Every request has
 // a deadline; a server that misbehaves is answered with a typed error,

@@ -97,3 +97,12 @@ func quoteSnippet(b []byte) string {
 	}
 	return strconv.Quote(string(b))
 }
+
+// CheckMessage reports whether line, read from a server, is one JSON-RPC
+// 2.0 message as a Client reads it: nil, or the *ProtocolError a Client
+// would end the connection with. A relay uses it to say what is wrong with
+// a server's line in the client's own words.
+func CheckMessage(line []byte) error {
+	_, _, err := decodeMessage(line)
+	return err
+}

@@ -239,3 +239,59 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.buf))
 }
+
+// Process is a server started as a child process in a process group of its
+// own, with no client speaking to it: the stdio transport on its own, for a
+// caller that relays the server's messages rather than making requests.
+// Read reads the server's stdout, Write writes its stdin, and Close stops
+// it as Client.Close would: stdin closed, then SIGTERM, then SIGKILL, to the
+// whole process group.
+type Process struct {
+	p       *process
+	once    sync.Once
+	stopped chan struct{} // closed once Close has stopped the server
+}
+
+// StartProcess starts the server that opts names (Command, Env, Dir,
+// StderrTail, Stderr, CloseGrace and Getenv count) as Start does, and
+// returns it without a client.
+func StartProcess(opts Options) (*Process, error) {
+	o := opts.withDefaults()
+	p, err := startProcess(&o)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{p: p, stopped: make(chan struct{})}, nil
+}
+
+// Read reads what the server writes to its stdout.
+func (p *Process) Read(b []byte) (int, error) { return p.p.Read(b) }
+
+// Write writes to the server's stdin.
+func (p *Process) Write(b []byte) (int, error) { return p.p.Write(b) }
+
+// Close stops the server and everything in its process group, and reaps
+// it; it never blocks for more than about 2×CloseGrace plus a second. It is
+// safe to call more than once, from any goroutine: later calls wait for
+// the first. It returns nil.
+func (p *Process) Close() error {
+	p.once.Do(func() {
+		p.p.Close()
+		close(p.stopped)
+	})
+	<-p.stopped
+	return nil
+}
+
+// Pid returns the server's process id, which is also its process group id.
+func (p *Process) Pid() int { return p.p.pgid }
+
+// Exited is closed once the server has exited and been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.p.waited }
+
+// State says how the server ended, such as "exit status 1" or "signal:
+// killed", or "still running".
+func (p *Process) State() string { return p.p.state() }
+
+// Stderr returns the bounded tail of what the server wrote to its stderr.
+func (p *Process) Stderr() string { return p.p.tail.String() }

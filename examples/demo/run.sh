@@ -66,4 +66,8 @@ turn "spear-capability invoke tracker/search '{}'"
 step "the audit trail (spear-capability audit --event capability_invoked)"
 "$cap" audit --event capability_invoked
 
+step "the session kept one notes server for every command; the operator stops it (spear-capability sessions)"
+"$cap" sessions
+"$cap" sessions stop
+
 printf '\nThe demo left its config, state and notes in %s\n' "$demo"

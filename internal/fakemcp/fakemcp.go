@@ -7,8 +7,8 @@
 // for a process and Serve refuses them: flood-stderr (floods the process's
 // stderr), ignore-term (ignores SIGTERM and never exits) and grandchild
 // (starts a child process). In-process, -exit-at makes Serve return 3
-// instead of exiting, and the env tool reports the test process's own
-// environment.
+// instead of exiting, and the env and whoami tools report the test
+// process's own environment and pid.
 package fakemcp
 
 import (
@@ -43,7 +43,7 @@ type ToolSpec struct {
 // Behaviours that -behave accepts. Those in processOnly need a process of
 // their own, which Main has and Serve does not.
 var (
-	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init"}
+	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init", "wrong-id"}
 	processOnly = []string{"flood-stderr", "ignore-term", "grandchild"}
 )
 
@@ -61,6 +61,7 @@ type config struct {
 	startDelay time.Duration
 	callDelay  time.Duration
 	tag        string
+	whoami     bool
 }
 
 // parseArgs reads the flags; what is wrong with them goes to diag.
@@ -80,6 +81,7 @@ func parseArgs(args []string, diag io.Writer) (*config, error) {
 	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep before reading anything")
 	fs.DurationVar(&c.callDelay, "call-delay", 0, "sleep before answering tools/call")
 	fs.StringVar(&c.tag, "tag", "", "a word the grandchild's command line carries, to find it by")
+	fs.BoolVar(&c.whoami, "whoami", false, "also offer the tool whoami: the server's pid and how many tools/call it has received")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -115,6 +117,7 @@ type server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	calls  sync.WaitGroup // tools/call answers in progress
+	ncalls atomic.Int64   // tools/call requests received
 
 	mu      sync.Mutex // one message at a time on out
 	out     io.Writer
@@ -261,6 +264,9 @@ func newServer(ctx context.Context, cfg *config, out io.Writer) (*server, error)
 		}
 		s.tools = f.Tools
 	}
+	if cfg.whoami {
+		s.tools = append(s.tools, ToolSpec{Name: "whoami", Description: "Report the server's pid and how many tools/call it has received", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	}
 	for i := 0; i < cfg.ntools; i++ {
 		s.tools = append(s.tools, ToolSpec{Name: fmt.Sprintf("tool%05d", i), Description: "generated tool", InputSchema: json.RawMessage(`{"type":"object"}`)})
 	}
@@ -364,10 +370,11 @@ func (s *server) run(in io.Reader) int {
 		case "tools/list":
 			s.list(m.ID, m.Params)
 		case "tools/call":
+			n := s.ncalls.Add(1)
 			s.calls.Add(1)
 			go func() {
 				defer s.calls.Done()
-				s.call(m.ID, m.Params)
+				s.call(m.ID, m.Params, n)
 			}()
 		case "ping":
 			s.result(m.ID, struct{}{})
@@ -466,13 +473,18 @@ func (s *server) list(id, params json.RawMessage) {
 
 func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
-func (s *server) call(id, params json.RawMessage) {
+// call answers the n-th tools/call. With wrong-id, each answer is first
+// sent under an id no one asked with.
+func (s *server) call(id, params json.RawMessage, n int64) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	json.Unmarshal(params, &p)
 	s.sleep(s.callDelay)
+	if s.mode["wrong-id"] {
+		s.send(map[string]any{"jsonrpc": "2.0", "id": 1000000 + n, "result": map[string]any{"content": []any{text("an answer to no one")}}})
+	}
 	for _, t := range s.tools {
 		if t.Name == p.Name && t.Result != nil {
 			s.result(id, t.Result)
@@ -502,6 +514,8 @@ func (s *server) call(id, params json.RawMessage) {
 			state = "closed"
 		}
 		s.result(id, map[string]any{"content": []any{text(fmt.Sprintf("descriptor %d is %s", int(n), state))}})
+	case "whoami":
+		s.result(id, map[string]any{"content": []any{text(fmt.Sprintf("pid %d calls %d", os.Getpid(), n))}})
 	case "mixed":
 		size := int64(42)
 		s.result(id, map[string]any{"content": []any{

@@ -12,9 +12,10 @@ import (
 )
 
 const (
-	initReq = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"
-	listReq = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}` + "\n"
-	callReq = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}` + "\n"
+	initReq   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"
+	listReq   = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}` + "\n"
+	callReq   = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}` + "\n"
+	whoamiReq = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami"}}` + "\n"
 )
 
 func TestServe(t *testing.T) {
@@ -33,6 +34,8 @@ func TestServe(t *testing.T) {
 		{"hang", []string{"-hang-at", "tools/list"}, initReq + listReq, 0, []string{`"id":0`}, `"id":1`},
 		{"exit", []string{"-exit-at", "tools/list"}, initReq + listReq + callReq, 3, []string{`"id":0`}, `"id":2`},
 		{"bad cursor", nil, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"at-99"}}` + "\n", 0, []string{`"tools":[]`}, ""},
+		{"whoami", []string{"-whoami"}, listReq, 0, []string{`"name":"whoami"`}, ""},
+		{"no whoami", nil, listReq, 0, []string{`"name":"echo"`}, `whoami`},
 		{"unknown behaviour", []string{"-behave", "sulk"}, initReq, 2, nil, `"id"`},
 		{"needs a process", []string{"-behave", "ignore-term"}, initReq, 2, nil, `"id"`},
 		{"bad flag", []string{"-nope"}, initReq, 2, nil, `"id"`},
@@ -128,5 +131,24 @@ func TestPipePanicsOnWhatServeRefuses(t *testing.T) {
 			}()
 			Pipe(args...).Close()
 		}()
+	}
+}
+
+// TestPipeWhoamiWrongID: whoami counts the calls the server has received;
+// wrong-id sends each answer first under an id no one asked with.
+func TestPipeWhoamiWrongID(t *testing.T) {
+	conn := Pipe("-whoami", "-behave", "wrong-id")
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for i, want := range []string{`"id":1000001`, `calls 1`, `"id":1000002`, `calls 2`} {
+		if i%2 == 0 {
+			if _, err := io.WriteString(conn, whoamiReq); err != nil {
+				t.Fatal(err)
+			}
+		}
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			t.Fatalf("line %d: %q, %v; want %s", i+1, line, err, want)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"spear/outcome"
 	"spear/present"
 	"spear/turnshell"
+	"spear/warm"
 )
 
 // exitError carries an exit status out of a command.
@@ -37,19 +38,27 @@ type env struct {
 }
 
 // Main runs spear-capability and returns its exit status; it is the only
-// place where errors become exit statuses.
+// place where errors become exit statuses. Given warm.HostArg first, it is
+// a session's host instead (context starts one for a turn's family).
 func Main() int {
-	return run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if len(os.Args) > 1 && os.Args[1] == warm.HostArg {
+		return warm.HostMain(os.Args[2:])
+	}
+	return run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr, warm.Self())
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// run runs the command line args; host starts sessions' hosts (nil: none,
+// every provider's server is started for one use).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, host *warm.Launcher) int {
 	// Reached through the turn's shell (a pipe, eval, xargs, bash -c, a
 	// variable…), the binary does nothing but say how to write it.
 	if turnshell.Inside(getenv) {
 		fmt.Fprint(stderr, turnshell.NestedMessage)
 		return outcome.ExitRefused
 	}
-	e := &env{getenv: getenv, stdout: stdout, stderr: stderr, gw: gateway.New(getenv)}
+	gw := gateway.New(getenv)
+	gw.Warm = host
+	e := &env{getenv: getenv, stdout: stdout, stderr: stderr, gw: gw}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -125,7 +134,7 @@ SPEAR_TURN_FILE, SPEAR_STATE_DIR and SPEAR_AUDIT_FILE override them.`,
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newAdd(e), newImport(e), newRemove(e), newEnable(e), newDisable(e),
-		newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newVersion(e))
+		newList(e), newDescribe(e), newCheck(e), newContext(e), newAudit(e), newInvoke(e), newSessions(e), newVersion(e))
 	return root
 }
 

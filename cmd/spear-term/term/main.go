@@ -10,13 +10,20 @@ import (
 	"spear/gateway"
 	"spear/intercept"
 	"spear/turnshell"
+	"spear/warm"
 )
 
 // Main runs spear-term with the process's arguments, environment and
-// standard files and returns its exit status.
+// standard files and returns its exit status. Given warm.HostArg first, it
+// is a session's host instead.
 func Main() int {
+	if len(os.Args) > 1 && os.Args[1] == warm.HostArg {
+		return warm.HostMain(os.Args[2:])
+	}
 	nested := func() bool { return turnshell.Inside(os.Getenv) }
-	ic := &intercept.Interceptor{Gateway: gateway.New(os.Getenv), Nested: nested}
+	gw := gateway.New(os.Getenv)
+	gw.Warm = warm.Self()
+	ic := &intercept.Interceptor{Gateway: gw, Nested: nested}
 	t := &intercept.Shim{
 		Argv0: os.Args[0], Args: os.Args[1:], Env: os.Environ(), Getenv: os.Getenv,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,

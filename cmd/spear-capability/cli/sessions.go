@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"spear/outcome"
+	"spear/warm"
+)
+
+type sessionsOptions struct {
+	json bool
+}
+
+func newSessions(e *env) *cobra.Command {
+	var o sessionsOptions
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List the providers' servers each session keeps running",
+		Long: `sessions lists, for every session whose process keeps providers' servers
+running, each server: its provider, pid, lifetime, when it started, how many
+tools/call it has served and how long it has been idle. "sessions stop"
+stops one session's servers, or every session's.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			all, err := warm.List(cmd.Context(), e.gw.Settings.StateDir)
+			if err != nil {
+				return &exitError{code: 1, msg: err.Error()}
+			}
+			if o.json {
+				return printJSON(e.stdout, nonNilStatuses(all))
+			}
+			writeSessions(e.stdout, all)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	stop := &cobra.Command{
+		Use:   "stop [SESSION]",
+		Short: "Stop one session's servers and its session process, or every session's",
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			session := ""
+			if len(args) == 1 {
+				session = args[0]
+			}
+			stopped, err := warm.StopSessions(cmd.Context(), e.gw.Settings.StateDir, session)
+			if err != nil {
+				return &exitError{code: outcome.ExitRefused, msg: err.Error()}
+			}
+			if o.json {
+				return printJSON(e.stdout, nonNilStatuses(stopped))
+			}
+			if len(stopped) == 0 {
+				fmt.Fprintln(e.stdout, "no session process was running")
+			}
+			for _, st := range stopped {
+				var names []string
+				for _, s := range st.Servers {
+					names = append(names, fmt.Sprintf("%s (pid %d)", s.Provider, s.Pid))
+				}
+				if len(names) == 0 {
+					names = []string{"no server was running"}
+				}
+				fmt.Fprintf(e.stdout, "stopped session %s: %s\n", st.Session, strings.Join(names, ", "))
+			}
+			return nil
+		},
+	}
+	stop.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	cmd.AddCommand(stop)
+	return cmd
+}
+
+func nonNilStatuses(s []warm.Status) []warm.Status {
+	if s == nil {
+		return []warm.Status{}
+	}
+	return s
+}
+
+func writeSessions(w io.Writer, all []warm.Status) {
+	if len(all) == 0 {
+		fmt.Fprintln(w, "no session keeps a server running")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tPROVIDER\tPID\tLIFETIME\tSTARTED\tCALLS\tIDLE")
+	for _, st := range all {
+		if len(st.Servers) == 0 {
+			fmt.Fprintf(tw, "%s\t(none)\t\t\t\t\t\n", st.Session)
+		}
+		for _, s := range st.Servers {
+			idle := time.Duration(s.Idle * float64(time.Second)).Round(time.Second)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\n", st.Session, s.Provider, s.Pid, s.Lifetime, s.Started.Format(time.RFC3339), s.Calls, idle)
+		}
+	}
+	tw.Flush()
+}

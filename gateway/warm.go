@@ -1,0 +1,137 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"spear/audit"
+	"spear/deploy"
+	"spear/mcp"
+	"spear/outcome"
+	"spear/warm"
+)
+
+// use is one use of a provider's server by a command of a turn: a
+// connection to it through the session's host (warm), or a server the
+// gateway started for this use alone (cold).
+type use struct {
+	ts     *TurnSession
+	p      *deploy.Provider
+	client *mcp.Client
+	pid    int
+	warm   bool
+	why    string // why a cold server is stopped
+}
+
+// session is the session's host as this turn reaches it, or nil when the
+// gateway keeps no server warm.
+func (ts *TurnSession) session() *warm.Session {
+	if ts.g.Warm == nil {
+		return nil
+	}
+	return &warm.Session{
+		Name: ts.Turn.Session, Dir: ts.store.session,
+		AuditFile: ts.g.Settings.AuditFile, Idle: ts.g.Settings.IdleTimeout,
+		Launcher: ts.g.Warm,
+	}
+}
+
+// open reaches p's server for this command (docs/design.md, "Providers"):
+// through the session's host, which starts a session server once per
+// session and entry and a call server for each use; or, when no host can
+// be reached in time, by starting the server here, recorded with why.
+func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider) (*use, *outcome.Unavailable) {
+	fallback := ""
+	if s := ts.session(); s != nil {
+		conn, rep, err := s.Open(ctx, p.ID, warm.EntryOf(p, os.Getenv), ts.Turn.Turn)
+		var (
+			ue *warm.UnreachableError
+			fe *warm.FailedError
+		)
+		switch {
+		case err == nil:
+			u := &use{ts: ts, p: p, pid: rep.Pid, warm: true}
+			c, err := mcp.ConnectConn(ctx, conn, clientOptions(p))
+			if err != nil {
+				f := failure(p, "initialize", err)
+				u.fail(f.Detail)
+				return nil, f
+			}
+			u.client = c
+			return u, nil
+		case errors.As(err, &ue):
+			fallback = err.Error()
+		case errors.As(err, &fe):
+			return nil, &outcome.Unavailable{Provider: p.ID, Phase: "start", Reason: "failed earlier in this turn; the next turn starts it anew", Detail: err.Error()}
+		default:
+			return nil, failure(p, phaseOf(err, "initialize"), err)
+		}
+	}
+	c, err := ts.g.connect()(ctx, clientOptions(p))
+	if err != nil {
+		return nil, failure(p, phaseOf(err, "initialize"), err)
+	}
+	f := audit.Fields{"provider": p.ID, "pid": c.Pid(), "lifetime": p.Lifetime}
+	if fallback != "" {
+		f["fallback"] = fallback
+	}
+	ts.log.Record(audit.ProviderStarted, f)
+	return &use{ts: ts, p: p, client: c, pid: c.Pid(), why: warm.WhyCallDone}, nil
+}
+
+// fail says the server failed this use (it timed out, exited, broke the
+// protocol): a warm session server is stopped and its provider kept out of
+// the rest of the turn; a warm call server stops as its connection closes
+// with a request unanswered; a cold one is recorded as failed when it is
+// stopped.
+func (u *use) fail(detail string) {
+	if !u.warm {
+		u.why = warm.WhyFailed
+		return
+	}
+	if u.p.Lifetime == deploy.LifetimeSession {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		u.ts.session().Stop(ctx, u.p.ID, u.pid, u.ts.Turn.Turn, warm.WhyFailed, detail)
+	}
+}
+
+// release ends the use: it closes the connection to a warm server (the
+// host stops a call server after it), or stops a cold server and records
+// it stopped.
+func (u *use) release() {
+	if u.client != nil {
+		u.client.Close()
+	}
+	if !u.warm {
+		u.ts.log.Record(audit.ProviderStopped, audit.Fields{"provider": u.p.ID, "pid": u.pid, "lifetime": u.p.Lifetime, "why": u.why})
+	}
+}
+
+// list lists p's tools for the family (docs/design.md, "The family"); a
+// warm server is left running for the turn's calls.
+func (ts *TurnSession) list(ctx context.Context, p *deploy.Provider) ([]mcp.Tool, *outcome.Unavailable) {
+	// Starting and listing take ListTime(p) in all, however promptly the
+	// server answers each page.
+	limit := ListTime(p)
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, &ListTimeError{After: limit})
+	defer cancel()
+	u, uerr := ts.open(ctx, p)
+	if uerr != nil {
+		return nil, uerr
+	}
+	defer u.release()
+	tools, err := u.client.ListTools(ctx)
+	if err != nil {
+		var lt *ListTimeError
+		if errors.As(context.Cause(ctx), &lt) {
+			err = &ListTimeError{After: limit, Err: err}
+		}
+		f := failure(p, "list", err)
+		u.fail(f.Detail)
+		return nil, f
+	}
+	return tools, nil
+}

@@ -1,0 +1,460 @@
+package warm
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"spear/audit"
+	"spear/mcp"
+)
+
+// Defaults for a Host's zero fields.
+const (
+	DefaultLinger = 5 * time.Second
+)
+
+// Host is a session's host: it starts providers' servers, relays the
+// messages of the clients that open them, and stops them. It holds no
+// policy: what a turn may call is decided by the gateway on the other end
+// of each connection. Its zero value is not usable: set Session and Idle.
+type Host struct {
+	// Session is the session the host serves, for the audit trail.
+	Session string
+	// AuditFile is where the host records the servers it starts and
+	// stops; empty records nothing.
+	AuditFile string
+	// Idle is how long a session server may go without a message
+	// before it is stopped.
+	Idle time.Duration
+	// Linger is how long the host stays with no server and no
+	// connection before Serve returns; zero means DefaultLinger.
+	Linger time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Spawn starts a server; nil means mcp.StartProcess.
+	Spawn func(mcp.Options) (*mcp.Process, error)
+	// Peer checks each connection's other end; nil means SamePeer.
+	Peer func(*net.UnixConn) error
+	// OnClose runs once the host takes no more connections (its socket
+	// removed, its listener closed), before its servers are stopped:
+	// HostMain releases the session's lock there, so that a new host
+	// may start while this one stops its servers.
+	OnClose func()
+
+	mu       sync.Mutex
+	servers  map[string]*server // session servers, by provider
+	calls    map[*server]bool   // call servers
+	failedIn map[string]string  // provider → the turn in which its server failed
+	conns    int
+	busy     time.Time // when the host last had a connection or a server
+	closing  bool
+	ln       *net.UnixListener
+	done     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+}
+
+func (h *Host) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+func (h *Host) spawn(o mcp.Options) (*mcp.Process, error) {
+	if h.Spawn != nil {
+		return h.Spawn(o)
+	}
+	return mcp.StartProcess(o)
+}
+
+// record appends an event to the audit trail, for the turn given.
+func (h *Host) record(turn, event string, f audit.Fields) {
+	if h.AuditFile == "" {
+		return
+	}
+	l, err := audit.Open(h.AuditFile, h.Session, turn, h.Now)
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	l.Record(event, f)
+}
+
+// Serve accepts connections on ln until the host shuts down or has had
+// no server and no connection for Linger. It stops every server before it
+// returns, and removes ln's socket file.
+func (h *Host) Serve(ln *net.UnixListener) error {
+	h.mu.Lock()
+	h.servers, h.calls, h.failedIn = map[string]*server{}, map[*server]bool{}, map[string]string{}
+	h.ln, h.done, h.busy = ln, make(chan struct{}), h.now()
+	h.mu.Unlock()
+	ln.SetUnlinkOnClose(false) // closeListener unlinks first, then closes
+	go h.janitor()
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // EMFILE and the like: wait, then go on
+			continue
+		}
+		h.mu.Lock()
+		if h.closing {
+			h.mu.Unlock()
+			conn.Close()
+			continue
+		}
+		h.conns++
+		h.wg.Add(1)
+		h.mu.Unlock()
+		go func() {
+			defer h.wg.Done()
+			h.handle(conn)
+			conn.Close()
+			h.mu.Lock()
+			h.conns--
+			h.busy = h.now()
+			h.mu.Unlock()
+		}()
+	}
+	<-h.done
+	h.wg.Wait()
+	return nil
+}
+
+// closeListener takes no more connections: the socket file goes first, so
+// that a client that finds none starts a new host rather than reaching
+// this one, then the listener.
+func (h *Host) closeListener() {
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		return
+	}
+	h.closing = true
+	ln := h.ln
+	h.mu.Unlock()
+	if addr, ok := ln.Addr().(*net.UnixAddr); ok && addr.Name != "" {
+		os.Remove(addr.Name)
+	}
+	ln.Close()
+	if h.OnClose != nil {
+		h.OnClose()
+	}
+}
+
+// Shutdown stops the host: no more connections, every server stopped
+// (recorded with why), then Serve returns. It returns what was stopped.
+func (h *Host) Shutdown(why string) []ServerStatus {
+	h.closeListener()
+	h.mu.Lock()
+	var all []*server
+	for _, s := range h.servers {
+		all = append(all, s)
+	}
+	for s := range h.calls {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	now := h.now()
+	stopped := []ServerStatus{}
+	var wg sync.WaitGroup
+	for _, s := range all {
+		select {
+		case <-s.ready:
+			if s.fail == nil {
+				stopped = append(stopped, s.status(now))
+			}
+		case <-time.After(s.timeout + time.Second):
+		}
+		wg.Add(1)
+		go func(s *server) {
+			defer wg.Done()
+			s.stop(why, "")
+		}(s)
+	}
+	wg.Wait()
+	h.once.Do(func() { close(h.done) })
+	return stopped
+}
+
+// janitor stops servers that have idled out, and the host once it has
+// had nothing to do for Linger.
+func (h *Host) janitor() {
+	linger := h.Linger
+	if linger <= 0 {
+		linger = DefaultLinger
+	}
+	tick := min(max(min(h.Idle, linger)/4, 20*time.Millisecond), time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		now := h.now()
+		h.mu.Lock()
+		var idle []*server
+		for _, s := range h.servers {
+			if d, inFlight := s.idleFor(now); !inFlight && d >= h.Idle {
+				idle = append(idle, s)
+			}
+		}
+		if len(h.servers)+len(h.calls)+h.conns > 0 {
+			h.busy = now
+		}
+		quiet := now.Sub(h.busy) >= linger && !h.closing
+		h.mu.Unlock()
+		for _, s := range idle {
+			go s.stop(WhyIdle, "")
+		}
+		if quiet {
+			go h.Shutdown(WhyIdle)
+		}
+	}
+}
+
+// forget takes a stopping server out of the host's tables.
+func (h *Host) forget(s *server) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.servers[s.provider] == s {
+		delete(h.servers, s.provider)
+	}
+	delete(h.calls, s)
+	h.busy = h.now()
+}
+
+// markFailed keeps a provider whose server failed out of the rest of turn.
+func (h *Host) markFailed(provider, turn string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failedIn[provider] = turn
+}
+
+// reply writes one Reply line.
+func reply(conn net.Conn, r Reply) error {
+	conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err := conn.Write(encodeLine(r))
+	conn.SetWriteDeadline(time.Time{})
+	return err
+}
+
+func failReply(conn net.Conn, kind, format string, args ...any) {
+	reply(conn, Reply{Error: &Failure{Kind: kind, Message: fmt.Sprintf(format, args...)}})
+}
+
+// handle serves one connection: its Request, then, for an open, the relay.
+func (h *Host) handle(conn *net.UnixConn) {
+	check := h.Peer
+	if check == nil {
+		check = SamePeer
+	}
+	if err := check(conn); err != nil {
+		failReply(conn, KindRefused, "%v", err)
+		return
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReaderSize(conn, 64<<10)
+	line, err := readLine(r, maxHeader)
+	if err != nil {
+		return
+	}
+	req, err := DecodeRequest(line)
+	if err != nil {
+		var ve *versionError
+		if errors.As(err, &ve) {
+			failReply(conn, KindVersion, "%v", err)
+		} else {
+			failReply(conn, KindBad, "%v", err)
+		}
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	switch req.Op {
+	case OpOpen:
+		h.open(conn, r, req)
+	case OpStop:
+		h.stopFailed(req)
+		reply(conn, Reply{OK: true})
+	case OpStatus:
+		reply(conn, Reply{OK: true, Status: h.status()})
+	case OpShutdown:
+		stopped := h.Shutdown(WhySessionStopped)
+		reply(conn, Reply{OK: true, Status: &Status{Session: h.Session, Pid: os.Getpid(), Servers: stopped}})
+	}
+}
+
+// status says what the host runs.
+func (h *Host) status() *Status {
+	h.mu.Lock()
+	var all []*server
+	for _, s := range h.servers {
+		all = append(all, s)
+	}
+	for s := range h.calls {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	now := h.now()
+	st := &Status{Session: h.Session, Pid: os.Getpid(), Servers: []ServerStatus{}}
+	for _, s := range all {
+		select {
+		case <-s.ready:
+			if s.fail == nil {
+				st.Servers = append(st.Servers, s.status(now))
+			}
+		default: // still starting
+		}
+	}
+	sortServers(st.Servers)
+	return st
+}
+
+// sortServers orders servers by provider, then pid.
+func sortServers(ss []ServerStatus) {
+	sort.Slice(ss, func(i, j int) bool {
+		if ss[i].Provider != ss[j].Provider {
+			return ss[i].Provider < ss[j].Provider
+		}
+		return ss[i].Pid < ss[j].Pid
+	})
+}
+
+// stopFailed stops the server a gateway found failed, if it is still the
+// one the gateway used, and keeps the provider out of the rest of the turn.
+func (h *Host) stopFailed(req *Request) {
+	h.markFailed(req.Provider, req.Turn)
+	h.mu.Lock()
+	s := h.servers[req.Provider]
+	h.mu.Unlock()
+	if s != nil && (req.Pid == 0 || s.pidNow() == req.Pid) {
+		go func() {
+			// The gateway's own connection is closing as it asks: let
+			// what it sent last (its notifications/cancelled) through.
+			s.drained(500 * time.Millisecond)
+			s.stop(WhyFailed, req.Detail)
+		}()
+	}
+}
+
+// open finds or starts the provider's server, replies, and relays the
+// connection's messages until it ends.
+func (h *Host) open(conn *net.UnixConn, r *bufio.Reader, req *Request) {
+	s, started, f := h.serverFor(req)
+	if f != nil {
+		reply(conn, Reply{Error: f})
+		return
+	}
+	c := s.attach(conn, req.Turn)
+	if c == nil {
+		// Stopped between being found and being attached to: the
+		// client may try again.
+		failReply(conn, KindClosing, "the server of %s is stopping", req.Provider)
+		return
+	}
+	defer s.detach(c)
+	if reply(conn, Reply{OK: true, Pid: s.pid, Started: started}) != nil {
+		return
+	}
+	c.relay(r)
+}
+
+// serverFor returns the provider's server for req: the running one when
+// it was started from the same entry, else a new one (a running one from
+// another entry is retired: registry changed). A call server is always
+// new. It waits for a new server to be initialized.
+func (h *Host) serverFor(req *Request) (*server, bool, *Failure) {
+	e := *req.Entry
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		return nil, false, &Failure{Kind: KindClosing, Message: "the session process is shutting down"}
+	}
+	var s *server
+	started := false
+	if e.Lifetime == LifetimeCall {
+		s = newServer(h, req.Provider, e, req.Turn)
+		h.calls[s] = true
+		started = true
+	} else {
+		old := h.servers[req.Provider]
+		if old != nil && old.hash != e.Hash() {
+			delete(h.servers, req.Provider)
+			go old.retire(WhyRegistryChanged)
+			old = nil
+		}
+		if old == nil {
+			if turn, failed := h.failedIn[req.Provider]; failed && turn == req.Turn {
+				h.mu.Unlock()
+				return nil, false, &Failure{Kind: KindFailed, Message: "the server of " + req.Provider + " failed earlier in this turn"}
+			}
+			delete(h.failedIn, req.Provider)
+			s = newServer(h, req.Provider, e, req.Turn)
+			h.servers[req.Provider] = s
+			started = true
+		} else {
+			s = old
+		}
+	}
+	h.mu.Unlock()
+	if started {
+		s.run()
+		if s.fail != nil {
+			h.forget(s)
+			return nil, false, s.fail
+		}
+		return s, true, nil
+	}
+	<-s.ready // bounded: initialize has the entry's timeout
+	if s.fail != nil {
+		return nil, false, s.fail
+	}
+	return s, false, nil
+}
+
+// SamePeer accepts a connection from a process of this user in this
+// process's mount namespace, and refuses every other: a turn's confined
+// shell has a mount namespace of its own.
+func SamePeer(conn *net.UnixConn) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("reading the peer's credentials: %v", cerr)
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return fmt.Errorf("the peer runs as uid %d, and this session process serves uid %d only", cred.Uid, os.Getuid())
+	}
+	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cred.Pid))
+	if err != nil {
+		return fmt.Errorf("reading the peer's mount namespace: %v", err)
+	}
+	ours, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("reading this process's mount namespace: %v", err)
+	}
+	if theirs != ours {
+		return errors.New("the peer runs in another mount namespace")
+	}
+	return nil
+}
