@@ -504,7 +504,7 @@ func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deplo
 	if p == nil {
 		return nil, nil, &outcome.Unavailable{Provider: c.Provider, Phase: "start", Reason: "is no longer registered", Detail: "the provider's entry is gone from the registry"}
 	}
-	u, uerr := ts.open(ctx, p)
+	u, uerr := ts.open(ctx, p, 0) // 0: the client's default bound
 	if uerr != nil {
 		return nil, nil, uerr
 	}

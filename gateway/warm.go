@@ -42,7 +42,10 @@ func (ts *TurnSession) session() *warm.Session {
 // through the session's host, which starts a session server once per
 // session and entry and a call server for each use; or, when no host can
 // be reached in time, by starting the server here, recorded with why.
-func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider) (*use, *outcome.Unavailable) {
+// maxMessage bounds one message from the server (0: the client's default).
+func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage int) (*use, *outcome.Unavailable) {
+	opts := clientOptions(p)
+	opts.MaxMessage = maxMessage
 	fallback := ""
 	if s := ts.session(); s != nil {
 		conn, rep, err := s.Open(ctx, p.ID, warm.EntryOf(p, os.Getenv), ts.Turn.Turn)
@@ -53,7 +56,7 @@ func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider) (*use, *out
 		switch {
 		case err == nil:
 			u := &use{ts: ts, p: p, pid: rep.Pid, warm: true}
-			c, err := mcp.ConnectConn(ctx, conn, clientOptions(p))
+			c, err := mcp.ConnectConn(ctx, conn, opts)
 			if err != nil {
 				f := failure(p, "initialize", err)
 				u.fail(f.Detail)
@@ -69,7 +72,7 @@ func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider) (*use, *out
 			return nil, failure(p, phaseOf(err, "initialize"), err)
 		}
 	}
-	c, err := ts.g.connect()(ctx, clientOptions(p))
+	c, err := ts.g.connect()(ctx, opts)
 	if err != nil {
 		return nil, failure(p, phaseOf(err, "initialize"), err)
 	}
@@ -118,7 +121,7 @@ func (ts *TurnSession) list(ctx context.Context, p *deploy.Provider) ([]mcp.Tool
 	limit := ListTime(p)
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &ListTimeError{After: limit})
 	defer cancel()
-	u, uerr := ts.open(ctx, p)
+	u, uerr := ts.open(ctx, p, maxListMessage)
 	if uerr != nil {
 		return nil, uerr
 	}
