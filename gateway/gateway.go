@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"spear/audit"
+	"spear/confine"
 	"spear/deploy"
 	"spear/mcp"
 	"spear/outcome"
@@ -33,6 +34,28 @@ type Gateway struct {
 	Warm *warm.Launcher
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Probe says whether and how this system confines the turn's
+	// terminal; nil means confine.Probe.
+	Probe func() confine.Support
+}
+
+// Confinement says how the turn's terminal is confined, in words for the
+// audit trail and the operator, and, when this system cannot confine it
+// and the operator did not turn the confinement off, why a turn is
+// offered nothing (docs/security.md).
+func (g *Gateway) Confinement() (how, refuse string) {
+	if !g.Settings.Confine {
+		return "off (SPEAR_CONFINE=off: the operator accepts that the turn's shell can reach the deployment)", ""
+	}
+	probe := g.Probe
+	if probe == nil {
+		probe = confine.Probe
+	}
+	sup := probe()
+	if sup.OK {
+		return "confined: " + sup.String(), ""
+	}
+	return "not confined: " + sup.Why, "this system cannot confine the turn's terminal (" + sup.Why + "), so no external capability is offered; the operator may set SPEAR_CONFINE=off to accept the risk"
 }
 
 // New returns a gateway configured from the environment.
@@ -175,13 +198,17 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 		}
 	}
 	admitted := sel.Admitted()
+	terminal, refuse := g.Confinement()
+	if refuse != "" && sel.Offer.Task != "" {
+		sel.Offer.Task, sel.Offer.Why = "", refuse
+	}
 	if sel.Offer.Task == "" || len(admitted) == 0 {
 		st.Why = sel.Offer.Why
 		if st.Why == "" {
 			st.Why = "no registered provider applies to it"
 		}
 		// Nothing is offered: the trail says why, whatever the registry holds.
-		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": present.Whole, "tokens": 0, "unavailable": []string{}, "why": st.Why}); err != nil {
+		if err := ts.record(audit.CapabilityFamilySelected, audit.Fields{"capabilities": []string{}, "exposure": present.Whole, "tokens": 0, "unavailable": []string{}, "why": st.Why, "terminal": terminal}); err != nil {
 			return nil, err
 		}
 		return st, nil
@@ -200,7 +227,7 @@ func (ts *TurnSession) build(ctx context.Context) (*TurnState, error) {
 	for i, u := range fam.Unavailable {
 		unavailable[i] = u.Provider
 	}
-	f := audit.Fields{"capabilities": names, "exposure": fam.Exposure, "tokens": fam.Tokens, "unavailable": unavailable}
+	f := audit.Fields{"capabilities": names, "exposure": fam.Exposure, "tokens": fam.Tokens, "unavailable": unavailable, "terminal": terminal}
 	if len(fam.Excluded) > 0 {
 		f["excluded"] = fam.Excluded
 	}

@@ -57,7 +57,10 @@ type Report struct {
 	Projects  string           `json:"projects"`
 	Providers []ProviderReport `json:"providers"`
 	Problems  []ProblemReport  `json:"problems"`
-	OK        bool             `json:"ok"`
+	// Terminal says whether and how the turn's terminal is confined on
+	// this system (mechanism, Landlock ABI), or why not.
+	Terminal string `json:"terminal"`
+	OK       bool   `json:"ok"`
 }
 
 func problemReports(ps []deploy.Problem) []ProblemReport {
@@ -73,6 +76,11 @@ func problemReports(ps []deploy.Problem) []ProblemReport {
 // tools. It never calls a tool.
 func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *Selection, error) {
 	r := &Report{Registry: g.Settings.CapabilitiesFile, Projects: g.Settings.ProjectsFile, Providers: []ProviderReport{}, Problems: []ProblemReport{}}
+	var refuse string
+	r.Terminal, refuse = g.Confinement()
+	if refuse != "" {
+		r.Problems = append(r.Problems, ProblemReport{Message: refuse})
+	}
 	reg, err := deploy.LoadRegistry(g.Settings.CapabilitiesFile)
 	if err != nil {
 		return nil, nil, err

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 
+	"spear/confine"
 	"spear/internal/procs"
 	"spear/outcome"
 )
@@ -24,10 +25,12 @@ const Marker = "SPEAR_TURN_SHELL"
 // TermName is the command name of spear-term, looked for among ancestors.
 const TermName = "spear-term"
 
-// Inside reports whether this process runs inside a turn's shell: the
-// marker is in its environment, or an ancestor process is spear-term.
+// Inside reports whether this process runs inside a turn's shell: it is
+// inside the confinement (which the turn cannot leave or forge, see
+// confine.Inside), the marker is in its environment, or an ancestor
+// process is spear-term.
 func Inside(getenv func(string) string) bool {
-	if getenv(Marker) != "" {
+	if getenv(Marker) != "" || confine.Inside() {
 		return true
 	}
 	for _, name := range procs.Ancestors(os.Getpid()) {

@@ -43,7 +43,7 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 		printJSON(e.stdout, r)
 	} else {
 		w := e.stdout
-		fmt.Fprintf(w, "registry %s\nprojects %s\n", r.Registry, r.Projects)
+		fmt.Fprintf(w, "registry %s\nprojects %s\nterminal %s\n", r.Registry, r.Projects, r.Terminal)
 		for _, p := range r.Providers {
 			writeStatus(w, p)
 		}

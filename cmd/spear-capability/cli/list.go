@@ -125,6 +125,9 @@ func writeCapabilities(w io.Writer, p gateway.ProviderReport) {
 }
 
 func problemText(p gateway.ProblemReport) string {
+	if p.File == "" {
+		return p.Message
+	}
 	return deploy.Problem{File: p.File, Entry: p.Entry, Key: p.Key, Msg: p.Message}.Error()
 }
 

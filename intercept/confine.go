@@ -1,0 +1,71 @@
+package intercept
+
+import (
+	"os/exec"
+	"syscall"
+
+	"spear/confine"
+	"spear/deploy"
+)
+
+// DeploymentConfiner confines the real shell away from the deployment that
+// Settings name: its files hidden, the turn file read-only, and the
+// processes outside out of reach (docs/security.md).
+type DeploymentConfiner struct {
+	Settings deploy.Settings
+	// NoSettings is true when the settings could not be resolved (no HOME,
+	// say): then nothing of the deployment can be found, and the shell is
+	// confined with an empty policy.
+	NoSettings bool
+}
+
+// NewConfiner returns how spear-term confines its shell: nil when the
+// operator turned the confinement off (SPEAR_CONFINE=off) or when this
+// system cannot confine; the gateway then offers the turn nothing, unless
+// it was turned off, and says why.
+func NewConfiner(s deploy.Settings, settingsErr error) Confiner {
+	if settingsErr == nil && !s.Confine {
+		return nil
+	}
+	if !confine.Probe().OK {
+		return nil
+	}
+	return &DeploymentConfiner{Settings: s, NoSettings: settingsErr != nil}
+}
+
+func (c *DeploymentConfiner) policy() (confine.Policy, error) {
+	if c.NoSettings {
+		return confine.Policy{}, nil
+	}
+	p, err := c.Settings.Protected()
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	return confine.Policy{Hide: p.Hide, ReadOnly: p.ReadOnly}, nil
+}
+
+// Exec replaces the process with path, confined. A spear-term that already
+// runs inside a confinement execs the shell as it is: everything it starts
+// stays inside.
+func (c *DeploymentConfiner) Exec(path string, argv, env []string) error {
+	if confine.Inside() {
+		return syscall.Exec(path, argv, env)
+	}
+	p, err := c.policy()
+	if err != nil {
+		return err
+	}
+	return confine.Exec(p, path, argv, env)
+}
+
+// Command returns a command that starts path confined.
+func (c *DeploymentConfiner) Command(path string, args ...string) (*exec.Cmd, error) {
+	if confine.Inside() {
+		return exec.Command(path, args...), nil
+	}
+	p, err := c.policy()
+	if err != nil {
+		return nil, err
+	}
+	return confine.Command(p, path, args...)
+}
