@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -121,11 +122,15 @@ func (p *process) Close() error {
 	return nil
 }
 
-// lookPath finds name in the directories of path, as a shell would.
+// lookPath finds name in the absolute directories of path; empty and
+// relative entries, which a shell would search from its working
+// directory, are skipped.
 func lookPath(name, path string) (string, error) {
 	for _, dir := range strings.Split(path, ":") {
-		if dir == "" {
-			dir = "."
+		if !filepath.IsAbs(dir) {
+			// An empty or relative entry would find the command from
+			// whatever directory the server starts in: never.
+			continue
 		}
 		candidate := dir + "/" + name
 		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {

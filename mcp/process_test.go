@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bufio"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -48,5 +50,26 @@ func TestStartProcessError(t *testing.T) {
 	_, err := StartProcess(Options{Command: []string{"/nonexistent/server"}})
 	if _, ok := err.(*StartError); !ok {
 		t.Fatalf("error %T %v, want *StartError", err, err)
+	}
+}
+
+// TestLookPathSkipsRelative: a command planted in the directory a server
+// starts in is never found through an empty or relative PATH entry.
+func TestLookPathSkipsRelative(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile(filepath.Join(dir, "planted"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "planted"), []byte("#!/bin/sh\n"), 0o755)
+	for _, path := range []string{":/usr/bin", "/usr/bin::/bin", ".:/usr/bin", "bin:/usr/bin", ""} {
+		if got, err := lookPath("planted", path); err == nil {
+			t.Errorf("PATH=%q found %q", path, got)
+		}
+	}
+	abs := filepath.Join(dir, "bin")
+	if got, err := lookPath("planted", ":"+abs); err != nil || got != filepath.Join(abs, "planted") {
+		t.Errorf("an absolute entry: %q %v", got, err)
 	}
 }
