@@ -266,7 +266,11 @@ func (c *Client) readLoop() {
 	defer close(c.readDone)
 	r := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
-		line, err := readLine(r, c.opts.MaxMessage)
+		line, err := ReadLine(r, c.opts.MaxMessage)
+		var tl *LineTooLongError
+		if errors.As(err, &tl) {
+			err = &ProtocolError{Msg: fmt.Sprintf("server sent a message larger than %d bytes", tl.Max)}
+		}
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
@@ -342,13 +346,15 @@ func (c *Client) answerServerRequest(m *message) {
 	}()
 }
 
-// readLine reads one newline-terminated line of at most max bytes.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
+// ReadLine reads one newline-terminated line of at most max bytes from r;
+// a last line without a newline counts. A longer line is a
+// *LineTooLongError. The stdio transport and the session process share it.
+func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if len(line)+len(chunk) > max {
-			return nil, &ProtocolError{Msg: fmt.Sprintf("server sent a message larger than %d bytes", max)}
+			return nil, &LineTooLongError{Max: max}
 		}
 		line = append(line, chunk...)
 		switch {
@@ -363,6 +369,11 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		}
 	}
 }
+
+// LineTooLongError is a line longer than the bound ReadLine was given.
+type LineTooLongError struct{ Max int }
+
+func (e *LineTooLongError) Error() string { return fmt.Sprintf("a line longer than %d bytes", e.Max) }
 
 func trimSpace(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {

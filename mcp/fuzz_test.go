@@ -42,7 +42,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			}
 		}
 		// The line reader never returns more than its bound.
-		got, err := readLine(bufio.NewReaderSize(bytes.NewReader(line), 16), 64)
+		got, err := ReadLine(bufio.NewReaderSize(bytes.NewReader(line), 16), 64)
 		if err == nil && len(got) > 64 {
 			t.Fatalf("readLine returned %d bytes", len(got))
 		}

@@ -156,7 +156,7 @@ func exchange(ctx context.Context, conn net.Conn, req Request, deadline time.Tim
 	// A host that refuses the peer replies without reading the request:
 	// its reply is read even when the write failed.
 	r := bufio.NewReaderSize(conn, 64<<10)
-	line, err := readLine(r, maxHeader)
+	line, err := mcp.ReadLine(r, maxHeader)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

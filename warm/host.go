@@ -267,7 +267,7 @@ func (h *Host) handle(conn *net.UnixConn) {
 	}
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	r := bufio.NewReaderSize(conn, 64<<10)
-	line, err := readLine(r, maxHeader)
+	line, err := mcp.ReadLine(r, maxHeader)
 	if err != nil {
 		return
 	}

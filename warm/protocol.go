@@ -1,7 +1,6 @@
 package warm
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -409,31 +408,3 @@ func encodeLine(v any) []byte {
 	}
 	return append(data, '\n')
 }
-
-// readLine reads one newline-terminated line of at most max bytes; a last
-// line without a newline counts.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > max {
-			return nil, &tooLongError{max}
-		}
-		line = append(line, chunk...)
-		switch {
-		case err == nil:
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil
-		default:
-			return nil, err
-		}
-	}
-}
-
-// tooLongError is a line longer than its bound.
-type tooLongError struct{ max int }
-
-func (e *tooLongError) Error() string { return fmt.Sprintf("a line longer than %d bytes", e.max) }

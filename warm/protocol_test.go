@@ -191,9 +191,9 @@ func TestParseRPC(t *testing.T) {
 func TestReadLine(t *testing.T) {
 	r := bufio.NewReaderSize(strings.NewReader("short\n"+strings.Repeat("x", 100)+"\nlast"), 16)
 	for _, want := range []string{"short\n", "", "last"} {
-		line, err := readLine(r, 50)
+		line, err := mcp.ReadLine(r, 50)
 		if want == "" {
-			if !errors.As(err, new(*tooLongError)) {
+			if !errors.As(err, new(*mcp.LineTooLongError)) {
 				t.Fatalf("a long line: %q, %v", line, err)
 			}
 			// What is left of it is the rest of the stream.

@@ -176,9 +176,9 @@ func (s *server) write(line []byte) error {
 func (s *server) readLoop() {
 	r := bufio.NewReaderSize(s.proc, 64<<10)
 	for {
-		line, err := readLine(r, maxMessage)
+		line, err := mcp.ReadLine(r, maxMessage)
 		if err != nil {
-			var tl *tooLongError
+			var tl *mcp.LineTooLongError
 			if errors.As(err, &tl) {
 				s.failed(&mcp.ProtocolError{Msg: fmt.Sprintf("server sent a message larger than %d bytes", maxMessage)})
 			} else {
@@ -440,7 +440,7 @@ func (c *caller) send(line []byte) {
 func (c *caller) relay(r *bufio.Reader) {
 	s := c.s
 	for {
-		line, err := readLine(r, maxMessage)
+		line, err := mcp.ReadLine(r, maxMessage)
 		if err != nil {
 			return
 		}
