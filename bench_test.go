@@ -64,9 +64,18 @@ func BenchmarkPassThrough(b *testing.B) {
 			run(b, nil, filepath.Join(bin, "execfloor"), "-c", "true")
 		}
 	})
+	// spear-term confines the shell by default; the unconfined run is
+	// the baseline for the confinement's cost (docs/security.md).
+	dir := b.TempDir()
+	env := []string{"SPEAR_CONFIG_DIR=" + filepath.Join(dir, "cfg"), "SPEAR_STATE_DIR=" + filepath.Join(dir, "state"), "HOME=" + dir}
 	b.Run("spear-term", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			run(b, nil, filepath.Join(bin, "spear-term"), "-c", "true")
+			run(b, env, filepath.Join(bin, "spear-term"), "-c", "true")
+		}
+	})
+	b.Run("spear-term-unconfined", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			run(b, append(env, "SPEAR_CONFINE=off"), filepath.Join(bin, "spear-term"), "-c", "true")
 		}
 	})
 }
