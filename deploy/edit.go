@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"sort"
+
+	"spear/internal/strictjson"
 )
 
 // Entry is one provider entry as spear-capability add and import write
@@ -28,14 +30,14 @@ type Entry struct {
 }
 
 // members returns the entry's keys and values.
-func (e *Entry) members() []member {
-	var ms []member
+func (e *Entry) members() []strictjson.Member {
+	var ms []strictjson.Member
 	add := func(k string, v any) {
 		raw, err := marshal(v)
 		if err != nil {
 			panic(err) // strings, lists and maps of strings always encode
 		}
-		ms = append(ms, member{k, raw})
+		ms = append(ms, strictjson.Member{Key: k, Raw: raw})
 	}
 	add("id", e.ID)
 	add("command", nonNil(e.Command))
@@ -217,15 +219,18 @@ func SetEnabled(path string, data []byte, id string, on bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := objectMembers(t.data[t.entries[i].start:t.entries[i].end])
+	ms, err := strictjson.Members(t.data[t.entries[i].start:t.entries[i].end])
+	if errors.Is(err, strictjson.ErrNotObject) {
+		err = errors.New("the entry is not an object; fix it by hand")
+	}
 	if err != nil {
 		return nil, err
 	}
 	was := true
-	var kept []member
+	var kept []strictjson.Member
 	for _, m := range ms {
-		if m.key == "enabled" {
-			if err := json.Unmarshal(m.raw, &was); err != nil {
+		if m.Key == "enabled" {
+			if err := json.Unmarshal(m.Raw, &was); err != nil {
 				return nil, &Problem{File: path, Entry: id, Key: "enabled", Msg: "must be true or false; fix it by hand"}
 			}
 			continue
@@ -233,7 +238,7 @@ func SetEnabled(path string, data []byte, id string, on bool) ([]byte, error) {
 		kept = append(kept, m)
 	}
 	if !on {
-		kept = append(kept, member{"enabled", json.RawMessage("false")})
+		kept = append(kept, strictjson.Member{Key: "enabled", Raw: json.RawMessage("false")})
 	}
 	out := t.replace(i, kept)
 	if err := checkEdited(path, out, i, id); err != nil {
@@ -361,7 +366,7 @@ func splice(data []byte, start, end int, with string) []byte {
 }
 
 // insert adds an entry after the last one.
-func (t *registryText) insert(ms []member) []byte {
+func (t *registryText) insert(ms []strictjson.Member) []byte {
 	switch {
 	case t.list.end == 0: // no providers key
 		text := `"providers": [` + "\n  " + string(formatEntry(ms, "  ")) + "\n]"
@@ -377,7 +382,7 @@ func (t *registryText) insert(ms []member) []byte {
 }
 
 // replace writes entry i anew, in its place.
-func (t *registryText) replace(i int, ms []member) []byte {
+func (t *registryText) replace(i int, ms []strictjson.Member) []byte {
 	e := t.entries[i]
 	return splice(t.data, e.start, e.end, string(formatEntry(ms, "  ")))
 }
@@ -396,41 +401,10 @@ func (t *registryText) remove(i int) []byte {
 	}
 }
 
-// member is one key of an object and its raw value.
-type member struct {
-	key string
-	raw json.RawMessage
-}
-
-// objectMembers returns the keys and values of the JSON object raw.
-func objectMembers(raw []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if tok != json.Delim('{') {
-		return nil, errors.New("the entry is not an object; fix it by hand")
-	}
-	var ms []member
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		ms = append(ms, member{k.(string), v})
-	}
-	return ms, nil
-}
-
 // formatEntry writes an entry: one key a line in providerKeys' order
 // (unknown keys after, sorted), indented two spaces deeper than indent,
 // lists of plain values on one line, objects one key a line.
-func formatEntry(ms []member, indent string) []byte {
+func formatEntry(ms []strictjson.Member, indent string) []byte {
 	rank := func(k string) int {
 		if i := slices.Index(providerKeys, k); i >= 0 {
 			return i
@@ -439,11 +413,11 @@ func formatEntry(ms []member, indent string) []byte {
 	}
 	sorted := slices.Clone(ms)
 	sort.SliceStable(sorted, func(i, j int) bool {
-		ri, rj := rank(sorted[i].key), rank(sorted[j].key)
+		ri, rj := rank(sorted[i].Key), rank(sorted[j].Key)
 		if ri != rj {
 			return ri < rj
 		}
-		return ri == len(providerKeys) && sorted[i].key < sorted[j].key
+		return ri == len(providerKeys) && sorted[i].Key < sorted[j].Key
 	})
 	var b bytes.Buffer
 	b.WriteString("{")
@@ -452,9 +426,9 @@ func formatEntry(ms []member, indent string) []byte {
 			b.WriteString(",")
 		}
 		b.WriteString("\n" + indent + "  ")
-		b.Write(encodeString(m.key))
+		b.Write(encodeString(m.Key))
 		b.WriteString(": ")
-		writeValue(&b, decodeAny(m.raw), indent+"  ")
+		writeValue(&b, decodeAny(m.Raw), indent+"  ")
 	}
 	b.WriteString("\n" + indent + "}")
 	return b.Bytes()

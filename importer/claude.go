@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	"spear/internal/strictjson"
 )
 
 // readClaude reads Claude Code's files: a project's .mcp.json
 // ("mcpServers") and ~/.claude.json, which holds the user's servers in
 // "mcpServers" and each project's own in "projects". Claude Desktop's
 // claude_desktop_config.json has the same "mcpServers".
-func readClaude(path string, top []member) (*File, error) {
+func readClaude(path string, top []strictjson.Member) (*File, error) {
 	f := &File{}
 	servers, hasServers := lookup(top, "mcpServers")
 	projects, hasProjects := lookup(top, "projects")
@@ -35,12 +37,12 @@ func readClaude(path string, top []member) (*File, error) {
 		return f, nil
 	}
 	user := len(f.Servers)
-	dirs, err := members(projects)
+	dirs, err := strictjson.Members(projects)
 	if err != nil {
 		return nil, &Error{Path: path, Msg: `"projects" must be an object of project directories to their settings`}
 	}
 	for _, d := range dirs {
-		settings, err := members(d.raw)
+		settings, err := strictjson.Members(d.Raw)
 		if err != nil {
 			continue // not a project's settings, so no servers of it
 		}
@@ -49,7 +51,7 @@ func readClaude(path string, top []member) (*File, error) {
 			json.Unmarshal(raw, &disabled)
 		}
 		if raw, ok := lookup(settings, "mcpServers"); ok {
-			prefix := where("projects", d.key) + ".mcpServers"
+			prefix := where("projects", d.Key) + ".mcpServers"
 			ss, err := readServers(claudeDialect, path, prefix, raw)
 			if err != nil {
 				return nil, err
@@ -59,16 +61,16 @@ func readClaude(path string, top []member) (*File, error) {
 				switch {
 				case s.Skip != "":
 				case slices.Contains(disabled, s.Name):
-					s.skip(fmt.Sprintf("disabled in project %s (disabledMcpServers)", d.key))
+					s.skip(fmt.Sprintf("disabled in project %s (disabledMcpServers)", d.Key))
 				default:
-					s.note("note", fmt.Sprintf("Claude Code starts it in project %s only; --scope 'path %s' says the same here", d.key, d.key))
+					s.note("note", fmt.Sprintf("Claude Code starts it in project %s only; --scope 'path %s' says the same here", d.Key, d.Key))
 				}
 			}
 			f.Servers = append(f.Servers, ss...)
 		}
 		for i := range f.Servers[:user] {
 			if s := &f.Servers[i]; s.Skip == "" && slices.Contains(disabled, s.Name) {
-				s.note("note", fmt.Sprintf("Claude Code has it disabled in project %s (disabledMcpServers)", d.key))
+				s.note("note", fmt.Sprintf("Claude Code has it disabled in project %s (disabledMcpServers)", d.Key))
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package importer
 import (
 	"encoding/json"
 	"slices"
+
+	"spear/internal/strictjson"
 )
 
 // readGemini reads Gemini CLI's settings.json (~/.gemini/settings.json,
@@ -10,7 +12,7 @@ import (
 // "mcp.excluded" names or that "mcp.allowed", when given, does not (and
 // the older top-level "excludeMCPServers" and "allowMCPServers"). Its
 // other keys are Gemini CLI's own settings.
-func readGemini(path string, top []member) (*File, error) {
+func readGemini(path string, top []strictjson.Member) (*File, error) {
 	raw, ok := lookup(top, "mcpServers")
 	if !ok {
 		return nil, &Error{Path: path, Msg: `it has no "mcpServers" object, so it lists no servers`}
@@ -21,7 +23,7 @@ func readGemini(path string, top []member) (*File, error) {
 	}
 	var allowed, excluded []string
 	hasAllowed := false
-	list := func(ms []member, key string, into *[]string) bool {
+	list := func(ms []strictjson.Member, key string, into *[]string) bool {
 		v, ok := lookup(ms, key)
 		if !ok || json.Unmarshal(v, into) != nil {
 			return false
@@ -29,7 +31,7 @@ func readGemini(path string, top []member) (*File, error) {
 		return true
 	}
 	if mcp, ok := lookup(top, "mcp"); ok {
-		if ms, err := members(mcp); err == nil {
+		if ms, err := strictjson.Members(mcp); err == nil {
 			hasAllowed = list(ms, "allowed", &allowed)
 			list(ms, "excluded", &excluded)
 		}

@@ -5,10 +5,11 @@ package importer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"spear/internal/strictjson"
 )
 
 // Format is an MCP host's server list format.
@@ -125,7 +126,7 @@ func Read(path string, data []byte, format Format) (*File, error) {
 	if format == Codex {
 		f, err = readCodex(path, data)
 	} else {
-		var top []member
+		var top []strictjson.Member
 		top, err = parseJSONC(path, data)
 		if err == nil {
 			switch format {
@@ -170,10 +171,10 @@ func Detect(path string, data []byte) (Format, error) {
 	}
 	has := map[string]bool{}
 	for _, m := range top {
-		has[m.key] = true
+		has[m.Key] = true
 	}
 	if mcp, ok := lookup(top, "mcp"); ok {
-		if ms, err := members(mcp); err == nil {
+		if ms, err := strictjson.Members(mcp); err == nil {
 			_, has["mcp.servers"] = lookup(ms, "servers")
 		}
 	}
@@ -222,6 +223,3 @@ func where(prefix, name string) string {
 	q, _ := json.Marshal(name)
 	return prefix + "[" + string(q) + "]"
 }
-
-// errNotObject is a value that should be an object of servers.
-var errNotObject = errors.New("not an object")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"spear/deploy"
+	"spear/internal/strictjson"
 )
 
 // Samples of each format, as the hosts write them: stdio servers with
@@ -277,8 +278,8 @@ func TestStripJSONC(t *testing.T) {
 	if len(out) != len(in) || strings.Count(string(out), "\n") != strings.Count(in, "\n") {
 		t.Fatalf("offsets moved: %q", out)
 	}
-	ms, err := members(out)
-	if err != nil || len(ms) != 3 || string(ms[0].raw) != `"// not a comment"` || string(ms[2].raw) != `"/* kept */"` {
+	ms, err := strictjson.Members(out)
+	if err != nil || len(ms) != 3 || string(ms[0].Raw) != `"// not a comment"` || string(ms[2].Raw) != `"/* kept */"` {
 		t.Errorf("%q → %v %v", out, ms, err)
 	}
 }

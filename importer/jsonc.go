@@ -9,17 +9,11 @@ import (
 	"spear/internal/strictjson"
 )
 
-// member is one key of a JSON object and its raw value, in file order.
-type member struct {
-	key string
-	raw json.RawMessage
-}
-
 // parseJSONC reads a JSON file the way VS Code, Gemini CLI and Cursor
 // read theirs (JSON with comments and trailing commas) and returns its
 // top-level object's members in file order. A syntax error is placed by
 // line and column in the file as written.
-func parseJSONC(path string, data []byte) ([]member, error) {
+func parseJSONC(path string, data []byte) ([]strictjson.Member, error) {
 	clean := stripJSONC(data)
 	var probe any
 	if err := json.Unmarshal(clean, &probe); err != nil {
@@ -30,52 +24,18 @@ func parseJSONC(path string, data []byte) ([]member, error) {
 		}
 		return nil, &Error{Path: path, Msg: fmt.Sprintf("not valid JSON: %v", err)}
 	}
-	ms, err := members(clean)
+	ms, err := strictjson.Members(clean)
 	if err != nil {
 		return nil, &Error{Path: path, Msg: "the file must hold one JSON object"}
 	}
 	return ms, nil
 }
 
-// members returns the keys and values of the JSON object raw, in order. A
-// key given twice keeps its first place and its last value, as
-// JavaScript's JSON.parse keeps the last.
-func members(raw []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if tok != json.Delim('{') {
-		return nil, errNotObject
-	}
-	var ms []member
-	at := map[string]int{}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		key := k.(string)
-		if i, ok := at[key]; ok {
-			ms[i].raw = v
-			continue
-		}
-		at[key] = len(ms)
-		ms = append(ms, member{key, v})
-	}
-	return ms, nil
-}
-
 // lookup returns the value of key among ms.
-func lookup(ms []member, key string) (json.RawMessage, bool) {
+func lookup(ms []strictjson.Member, key string) (json.RawMessage, bool) {
 	for _, m := range ms {
-		if m.key == key {
-			return m.raw, true
+		if m.Key == key {
+			return m.Raw, true
 		}
 	}
 	return nil, false

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"spear/deploy"
+	"spear/internal/strictjson"
 )
 
 // dialect is what one host's JSON server entry may hold beyond type,
@@ -67,13 +68,13 @@ var (
 // readServers reads an object of named servers, as mcpServers and
 // servers are.
 func readServers(d dialect, path, prefix string, raw json.RawMessage) ([]Server, error) {
-	ms, err := members(raw)
+	ms, err := strictjson.Members(raw)
 	if err != nil {
 		return nil, &Error{Path: path, Msg: fmt.Sprintf("%q must be an object of server names to servers", prefix)}
 	}
 	var out []Server
 	for _, m := range ms {
-		out = append(out, readServer(d, m.key, where(prefix, m.key), m.raw))
+		out = append(out, readServer(d, m.Key, where(prefix, m.Key), m.Raw))
 	}
 	return out, nil
 }
@@ -90,7 +91,7 @@ func readServer(d dialect, name, at string, raw json.RawMessage) Server {
 }
 
 func (s *Server) read(d dialect, raw json.RawMessage) {
-	ms, err := members(raw)
+	ms, err := strictjson.Members(raw)
 	if err != nil {
 		s.Skip = "its entry is not an object"
 		return
@@ -103,35 +104,35 @@ func (s *Server) read(d dialect, raw json.RawMessage) {
 		env               json.RawMessage
 	)
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "type":
-			if json.Unmarshal(m.raw, &typ) != nil {
+			if json.Unmarshal(m.Raw, &typ) != nil {
 				s.Skip = `its "type" is not a string`
 				return
 			}
 		case "command":
-			if json.Unmarshal(m.raw, &command) != nil {
+			if json.Unmarshal(m.Raw, &command) != nil {
 				s.Skip = `its "command" is not a string`
 				return
 			}
 		case "args":
-			if json.Unmarshal(m.raw, &args) != nil {
+			if json.Unmarshal(m.Raw, &args) != nil {
 				s.Skip = `its "args" is not a list of strings`
 				return
 			}
 		case "env":
-			env = m.raw
+			env = m.Raw
 		case "disabled":
-			if json.Unmarshal(m.raw, &disabled) != nil {
+			if json.Unmarshal(m.Raw, &disabled) != nil {
 				s.Skip = `its "disabled" is not true or false`
 				return
 			}
 		default:
-			if why, ok := d.remote[m.key]; ok {
-				remote, remoteKey = why, m.key
+			if why, ok := d.remote[m.Key]; ok {
+				remote, remoteKey = why, m.Key
 				continue
 			}
-			s.skipKey(m.key, d.known)
+			s.skipKey(m.Key, d.known)
 		}
 	}
 	switch typ {
@@ -280,17 +281,17 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // fileNotes notes the top-level keys of a file that holds only servers,
 // other than the ones read.
-func fileNotes(top []member, read ...string) []Note {
+func fileNotes(top []strictjson.Member, read ...string) []Note {
 	var out []Note
 	for _, m := range top {
 		found := false
 		for _, r := range read {
-			if m.key == r {
+			if m.Key == r {
 				found = true
 			}
 		}
 		if !found {
-			out = append(out, Note{Kind: "skipped", Text: fmt.Sprintf("key %s: %s", quoteOdd(m.key), whyUnknown)})
+			out = append(out, Note{Kind: "skipped", Text: fmt.Sprintf("key %s: %s", quoteOdd(m.Key), whyUnknown)})
 		}
 	}
 	return out

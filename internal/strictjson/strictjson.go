@@ -6,6 +6,7 @@ package strictjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -88,4 +89,48 @@ func TypeName(raw json.RawMessage) string {
 	default:
 		return "a number"
 	}
+}
+
+// Member is one key of a JSON object and its raw value.
+type Member struct {
+	Key string
+	Raw json.RawMessage
+}
+
+// ErrNotObject is a value that is not a JSON object.
+var ErrNotObject = errors.New("not an object")
+
+// Members returns the keys and values of the JSON object raw, in the order
+// they are written. A key given twice keeps its first place and its last
+// value, as JavaScript's JSON.parse keeps the last; a value that is not an
+// object is ErrNotObject.
+func Members(raw []byte) ([]Member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('{') {
+		return nil, ErrNotObject
+	}
+	var ms []Member
+	at := map[string]int{}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		key := k.(string)
+		if i, ok := at[key]; ok {
+			ms[i].Raw = v
+			continue
+		}
+		at[key] = len(ms)
+		ms = append(ms, Member{Key: key, Raw: v})
+	}
+	return ms, nil
 }
