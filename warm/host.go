@@ -156,15 +156,7 @@ func (h *Host) closeListener() {
 // (recorded with why), then Serve returns. It returns what was stopped.
 func (h *Host) Shutdown(why string) []ServerStatus {
 	h.closeListener()
-	h.mu.Lock()
-	var all []*server
-	for _, s := range h.servers {
-		all = append(all, s)
-	}
-	for s := range h.calls {
-		all = append(all, s)
-	}
-	h.mu.Unlock()
+	all := h.allServers()
 	now := h.now()
 	stopped := []ServerStatus{}
 	var wg sync.WaitGroup
@@ -296,9 +288,11 @@ func (h *Host) handle(conn *net.UnixConn) {
 	}
 }
 
-// status says what the host runs.
-func (h *Host) status() *Status {
+// allServers returns every server the host holds: session servers and
+// call servers alike.
+func (h *Host) allServers() []*server {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	var all []*server
 	for _, s := range h.servers {
 		all = append(all, s)
@@ -306,7 +300,12 @@ func (h *Host) status() *Status {
 	for s := range h.calls {
 		all = append(all, s)
 	}
-	h.mu.Unlock()
+	return all
+}
+
+// status says what the host runs.
+func (h *Host) status() *Status {
+	all := h.allServers()
 	now := h.now()
 	st := &Status{Session: h.Session, Pid: os.Getpid(), Servers: []ServerStatus{}}
 	for _, s := range all {
