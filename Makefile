@@ -50,7 +50,7 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-install: ## install spear-term and spear-capability into $(PREFIX)/bin
+install: ## install spear-term and spear-capability, side by side, into $(PREFIX)/bin
 	$(GO) build -o $(BIN)/ ./cmd/...
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/spear-term $(BIN)/spear-capability $(DESTDIR)$(PREFIX)/bin/

@@ -48,36 +48,53 @@ func run(b *testing.B, env []string, name string, args ...string) {
 	}
 }
 
-// BenchmarkPassThrough compares a whole ordinary submission through
-// spear-term with the same through bash, and with the least a Go shim can
-// do (exec bash at once): spear-term/bash is the shim's cost, and
-// go-exec-floor/bash the part of it that any Go program pays to start.
+// BenchmarkPassThrough runs ordinary submissions through spear-term and
+// through the least a Go shim can do (execfloor: exec bash at once),
+// interleaved so both see the same load: spear-term/floor is what
+// spear-term's own work costs. It is reported for `true` and for a 100 KB
+// line, confined (the default) and unconfined, and bash -c true against
+// the floor shows what two process starts cost.
 func BenchmarkPassThrough(b *testing.B) {
 	bin := realBinaries(b)
-	b.Run("bash", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			run(b, nil, "/bin/bash", "-c", "true")
-		}
-	})
-	b.Run("go-exec-floor", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			run(b, nil, filepath.Join(bin, "execfloor"), "-c", "true")
-		}
-	})
-	// spear-term confines the shell by default; the unconfined run is
-	// the baseline for the confinement's cost (docs/security.md).
+	floor, term := filepath.Join(bin, "execfloor"), filepath.Join(bin, "spear-term")
 	dir := b.TempDir()
 	env := []string{"SPEAR_CONFIG_DIR=" + filepath.Join(dir, "cfg"), "SPEAR_STATE_DIR=" + filepath.Join(dir, "state"), "HOME=" + dir}
-	b.Run("spear-term", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			run(b, env, filepath.Join(bin, "spear-term"), "-c", "true")
-		}
+	unconfined := append(append([]string{}, env...), "SPEAR_CONFINE=off")
+	long := longOrdinaryLine(100 << 10)
+	b.Run("bash", func(b *testing.B) {
+		compare(b, "floor", "bash",
+			func() time.Duration { return timed(b, env, floor, "-c", "true") },
+			func() time.Duration { return timed(b, env, "/bin/bash", "-c", "true") })
 	})
-	b.Run("spear-term-unconfined", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			run(b, append(env, "SPEAR_CONFINE=off"), filepath.Join(bin, "spear-term"), "-c", "true")
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		env  []string
+		line string
+	}{
+		{"true", env, "true"},
+		{"true-unconfined", unconfined, "true"},
+		{"100KB", env, long},
+		{"100KB-unconfined", unconfined, long},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			compare(b, "floor", "spear-term",
+				func() time.Duration { return timed(b, tc.env, floor, "-c", tc.line) },
+				func() time.Duration { return timed(b, tc.env, term, "-c", tc.line) })
+		})
+	}
+}
+
+// longOrdinaryLine is an ordinary command line of about n bytes that reads
+// like a turn's: words, quotes, expansions, a pipe and a redirection, and
+// the capability's name where it is only an argument.
+func longOrdinaryLine(n int) string {
+	var sb strings.Builder
+	sb.WriteString("printf '%s\\n' ")
+	for i := 0; sb.Len() < n; i++ {
+		fmt.Fprintf(&sb, `word%d "quoted $HOME text" 'single spear-capability' ${PATH:0:3} `, i)
+	}
+	sb.WriteString("| wc -l > /dev/null")
+	return sb.String()
 }
 
 // turnEnv writes a registry with the given providers, a project and a turn

@@ -64,11 +64,3 @@ func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout
 		return ic.Gateway.Answer(ctx, v.Args, stdout, stderr)
 	}
 }
-
-// realShell returns the shell ordinary submissions go to.
-func realShell(getenv func(string) string) string {
-	if s := getenv("SPEAR_REAL_SHELL"); s != "" {
-		return s
-	}
-	return "/bin/bash"
-}

@@ -131,16 +131,3 @@ func TestRespondNilNested(t *testing.T) {
 		t.Errorf("status %d, answered %v; a nil Nested means never nested", st, g.answered)
 	}
 }
-
-func TestRealShell(t *testing.T) {
-	for set, want := range map[string]string{"": "/bin/bash", "/opt/bash": "/opt/bash"} {
-		if got := realShell(func(k string) string {
-			if k == "SPEAR_REAL_SHELL" {
-				return set
-			}
-			return ""
-		}); got != want {
-			t.Errorf("SPEAR_REAL_SHELL=%q: %q, want %q", set, got, want)
-		}
-	}
-}

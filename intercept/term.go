@@ -11,12 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"spear/internal/procs"
+	"spear/realshell"
 	"spear/shellparse"
 	"spear/turnshell"
 )
@@ -37,37 +37,20 @@ type Shim struct {
 	Exec func(path string, argv, env []string) error
 	// Confiner starts the real shell confined away from the deployment;
 	// nil runs it unconfined, through Exec and os/exec.
-	Confiner Confiner
-}
-
-// Confiner starts the real shell, and so everything it starts, confined
-// away from the deployment's files and processes (docs/security.md).
-type Confiner interface {
-	// Exec replaces the process with path, confined; it returns only on
-	// failure, when nothing has run.
-	Exec(path string, argv, env []string) error
-	// Command returns a command that starts path confined; the caller
-	// sets its standard files, extra files and environment.
-	Command(path string, args ...string) (*exec.Cmd, error)
+	Confiner realshell.Confiner
 }
 
 // Run runs spear-term and returns its exit status. An ordinary -c
 // submission does not return: the real shell replaces the process.
 func (t *Shim) Run(ctx context.Context) int {
-	sa := ParseShellArgs(t.Args)
+	sa := realshell.ParseArgs(t.Args)
 	switch {
 	case sa.HasCommand:
 		v := shellparse.Classify(sa.Command)
 		if v.Kind == shellparse.Ordinary {
 			return t.passThrough()
 		}
-		// The real shell of bash -c gets every descriptor spear-term got;
-		// a provider gets 0, 1 and 2 only.
-		if err := procs.CloseInheritedOnExec(); err != nil {
-			fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from providers: %v\n", err)
-			return 127
-		}
-		return t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
+		return t.respond(ctx, v)
 	case sa.Script:
 		// bash FILE reads its commands from the file; its own
 		// spear-capability commands meet the marker and refuse.
@@ -77,23 +60,26 @@ func (t *Shim) Run(ctx context.Context) int {
 	}
 }
 
+// Answer answers one invocation, given its words after the command name,
+// as Run answers a -c line that invokes the capability.
+func (t *Shim) Answer(ctx context.Context, args []string) int {
+	return t.respond(ctx, shellparse.Verdict{Kind: shellparse.Invocation, Args: args})
+}
+
+// respond answers the -c line that v classifies. The real shell of bash -c
+// gets every descriptor spear-term got; a provider gets 0, 1 and 2 only.
+func (t *Shim) respond(ctx context.Context, v shellparse.Verdict) int {
+	if err := procs.CloseInheritedOnExec(); err != nil {
+		fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from providers: %v\n", err)
+		return 127
+	}
+	return t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
+}
+
 // passThrough replaces spear-term with the real shell, given the very same
-// arguments: same pid, stdin, signals and exit status as running it directly.
+// arguments.
 func (t *Shim) passThrough() int {
-	shell := realShell(t.Getenv)
-	argv0 := shell
-	if strings.HasPrefix(filepath.Base(t.Argv0), "-") {
-		argv0 = "-" + filepath.Base(shell) // a login shell, as bash sees it
-	}
-	argv, env := append([]string{argv0}, t.Args...), turnshell.ChildEnv(t.Env)
-	if t.Confiner != nil {
-		err := t.Confiner.Exec(shell, argv, env)
-		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s confined: %v (nothing ran; SPEAR_CONFINE=off runs it unconfined, at the risk docs/security.md describes)\n", shell, err)
-		return 126
-	}
-	err := t.Exec(shell, argv, env)
-	fmt.Fprintf(t.Stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
-	return 127
+	return realshell.Replace(t.Argv0, t.Args, t.Env, t.Getenv, t.Stderr, t.Confiner, t.Exec)
 }
 
 // The persistent shell's prelude: fd 3 (the script) is closed once bash has
@@ -114,7 +100,7 @@ type shell struct {
 	err    error         // what reaping it returned, once exited is closed
 }
 
-func (t *Shim) startShell(sa ShellArgs) (*shell, error) {
+func (t *Shim) startShell(sa realshell.Args) (*shell, error) {
 	scriptR, scriptW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -132,9 +118,9 @@ func (t *Shim) startShell(sa ShellArgs) (*shell, error) {
 	defer closeFiles(scriptR, statusW, devnull)
 	args := append(append([]string{}, sa.Options...), "/dev/fd/3")
 	args = append(args, sa.Positional...)
-	cmd := exec.Command(realShell(t.Getenv), args...)
+	cmd := exec.Command(realshell.Path(t.Getenv), args...)
 	if t.Confiner != nil {
-		if cmd, err = t.Confiner.Command(realShell(t.Getenv), args...); err != nil {
+		if cmd, err = t.Confiner.Command(realshell.Path(t.Getenv), args...); err != nil {
 			closeFiles(scriptW, statusR)
 			return nil, fmt.Errorf("confining it: %w", err)
 		}
@@ -244,7 +230,7 @@ func (sh *shell) wait() int {
 // stream reads submissions from stdin one complete command at a time,
 // answers invocations, runs everything else in one persistent shell, and
 // reports each submission's exit status.
-func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
+func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 	// The shell and providers get descriptors 0-2 and what spear-term
 	// makes for them, never SPEAR_STATUS_FD or another it inherited.
 	if err := procs.CloseInheritedOnExec(); err != nil {
@@ -253,7 +239,7 @@ func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
 	}
 	sh, err := t.startShell(sa)
 	if err != nil {
-		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realShell(t.Getenv), err)
+		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realshell.Path(t.Getenv), err)
 		return 127
 	}
 	sigs := make(chan os.Signal, 4)
@@ -272,7 +258,7 @@ func (t *Shim) stream(ctx context.Context, sa ShellArgs) int {
 	last := 0
 	done := make(chan struct{})
 	defer close(done)
-	subs := readSubmissions(t.Stdin, newBashChecker(realShell(t.Getenv)), done)
+	subs := readSubmissions(t.Stdin, newBashChecker(realshell.Path(t.Getenv)), done)
 	for {
 		// The shell can end while stdin stays open and silent (a signal,
 		// a command of its own); then stdin is not read any further.

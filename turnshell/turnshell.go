@@ -25,16 +25,22 @@ const Marker = "SPEAR_TURN_SHELL"
 // TermName is the command name of spear-term, looked for among ancestors.
 const TermName = "spear-term"
 
+// gatewayComm is the command name of spear-capability as the kernel keeps
+// it (15 bytes at most): spear-term in stream mode runs as that binary
+// (package handoff), so it is looked for among ancestors too.
+const gatewayComm = "spear-capabilit"
+
 // Inside reports whether this process runs inside a turn's shell: it is
 // inside the confinement (which the turn cannot leave or forge, see
 // confine.Inside), the marker is in its environment, or an ancestor
-// process is spear-term.
+// process is spear-term or spear-capability (which spear-term becomes to
+// answer an invocation or to run stream mode).
 func Inside(getenv func(string) string) bool {
 	if getenv(Marker) != "" || confine.Inside() {
 		return true
 	}
 	for _, name := range procs.Ancestors(os.Getpid()) {
-		if name == TermName {
+		if name == TermName || name == gatewayComm {
 			return true
 		}
 	}

@@ -1,7 +1,9 @@
 // Command spear-capability is the operators' command: it lists, describes
 // and checks the registered providers, prints a turn's context block and
 // reads the audit trail. Inside a turn, the same words are answered by
-// spear-term, never by this binary.
+// spear-term, which executes this binary in its place with a hidden first
+// argument (package handoff); it is also the session process that keeps
+// servers warm.
 package main
 
 import (

@@ -13,8 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"spear/confine"
 	"spear/deploy"
 	"spear/gateway"
+	"spear/internal/handoff"
 	"spear/outcome"
 	"spear/present"
 	"spear/turnshell"
@@ -39,10 +41,20 @@ type env struct {
 
 // Main runs spear-capability and returns its exit status; it is the only
 // place where errors become exit statuses. Given warm.HostArg first, it is
-// a session's host instead (context starts one for a turn's family).
+// a session's host instead (context and invocations start one for a
+// turn's family); given handoff.Arg, the entry point spear-term hands
+// invocations and stream mode to; given confine.LauncherArg, the launcher
+// that confines stream mode's shell.
 func Main() int {
-	if len(os.Args) > 1 && os.Args[1] == warm.HostArg {
-		return warm.HostMain(os.Args[2:])
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case warm.HostArg:
+			return warm.HostMain(os.Args[2:])
+		case handoff.Arg:
+			return termMain(os.Args[2:])
+		case confine.LauncherArg:
+			return confine.LauncherMain(os.Args[2:])
+		}
 	}
 	return run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr, warm.Self())
 }

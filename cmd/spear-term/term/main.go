@@ -1,39 +1,51 @@
-// Package term wires spear-term's parts together; the binary's main calls
-// Main, and tests run it in-process.
+// Package term is spear-term's pass-through path: it reads the command
+// line, hands an ordinary command to the real shell, and hands everything
+// else to the gateway's entry point (package handoff). The binary's main
+// calls Main, and tests run it in-process.
+//
+// It links no part of the gateway; TestPassThroughDeps keeps it so.
 package term
 
 import (
-	"context"
+	"fmt"
 	"os"
 	"syscall"
 
 	"spear/confine"
-	"spear/gateway"
-	"spear/intercept"
-	"spear/turnshell"
-	"spear/warm"
+	"spear/deploy"
+	"spear/internal/handoff"
+	"spear/realshell"
+	"spear/shellparse"
 )
 
 // Main runs spear-term with the process's arguments, environment and
-// standard files and returns its exit status. Given warm.HostArg first, it
-// is a session's host instead; given confine.LauncherArg, the launcher
-// that confines the shell of stream mode.
+// standard files and returns its exit status when it does not replace
+// itself. Given confine.LauncherArg first, it is the launcher that
+// confines the real shell.
 func Main() int {
-	if len(os.Args) > 1 && os.Args[1] == warm.HostArg {
-		return warm.HostMain(os.Args[2:])
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == confine.LauncherArg {
+		return confine.LauncherMain(args[1:])
 	}
-	if len(os.Args) > 1 && os.Args[1] == confine.LauncherArg {
-		return confine.LauncherMain(os.Args[2:])
+	sa := realshell.ParseArgs(args)
+	mode, rest := handoff.Shell, append([]string{os.Args[0]}, args...)
+	if sa.HasCommand || sa.Script {
+		v := shellparse.Verdict{Kind: shellparse.Ordinary}
+		if sa.HasCommand {
+			v = shellparse.Classify(sa.Command)
+		}
+		switch v.Kind {
+		case shellparse.Ordinary:
+			// bash FILE reads its commands from the file; its own
+			// spear-capability commands meet the confinement and refuse.
+			s, err := deploy.SettingsFrom(os.Getenv)
+			c := realshell.NewConfiner(s, err)
+			return realshell.Replace(os.Args[0], args, os.Environ(), os.Getenv, os.Stderr, c, syscall.Exec)
+		case shellparse.Invocation:
+			mode, rest = handoff.Answer, v.Args
+		}
 	}
-	nested := func() bool { return turnshell.Inside(os.Getenv) }
-	gw := gateway.New(os.Getenv)
-	gw.Warm = warm.Self()
-	ic := &intercept.Interceptor{Gateway: gw, Nested: nested}
-	t := &intercept.Shim{
-		Argv0: os.Args[0], Args: os.Args[1:], Env: os.Environ(), Getenv: os.Getenv,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Interceptor: ic, Exec: syscall.Exec,
-		Confiner: intercept.NewConfiner(gw.Settings, gw.SettingsErr),
-	}
-	return t.Run(context.Background())
+	err := handoff.Exec(mode, rest, os.Environ())
+	fmt.Fprintf(os.Stderr, "spear-term: cannot answer this submission: %v\n", err)
+	return 127
 }

@@ -1,9 +1,9 @@
-package intercept
+package realshell
 
 import "strings"
 
-// ShellArgs is a bash command line as spear-term received it.
-type ShellArgs struct {
+// Args is a bash command line as spear-term received it.
+type Args struct {
 	// Command is the -c command string, when HasCommand.
 	Command    string
 	HasCommand bool
@@ -21,13 +21,13 @@ type ShellArgs struct {
 	Positional []string
 }
 
-// ParseShellArgs reads bash's own argument syntax: long options first
+// ParseArgs reads bash's own argument syntax: long options first
 // (--login, --norc, --noprofile, --rcfile FILE, …), then single-letter
 // options that may be combined (-lc, -ex), -o NAME and -O NAME (and their +
 // forms) taking an argument, and -- ending the options. With -c, the first
 // word that is not an option is the command string.
-func ParseShellArgs(args []string) ShellArgs {
-	var sa ShellArgs
+func ParseArgs(args []string) Args {
+	var sa Args
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]

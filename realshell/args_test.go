@@ -1,11 +1,11 @@
-package intercept
+package realshell
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestParseShellArgs(t *testing.T) {
+func TestParseArgs(t *testing.T) {
 	cases := []struct {
 		args                       []string
 		hasCommand                 bool
@@ -45,7 +45,7 @@ func TestParseShellArgs(t *testing.T) {
 		{[]string{"+"}, false, "", true, false, false, "", "+"},
 	}
 	for _, tc := range cases {
-		sa := ParseShellArgs(tc.args)
+		sa := ParseArgs(tc.args)
 		if sa.HasCommand != tc.hasCommand || sa.Command != tc.command || sa.Script != tc.script || sa.ReadStdin != tc.stdin ||
 			sa.Interactive != tc.interactive || strings.Join(sa.Options, " ") != tc.options || strings.Join(sa.Positional, " ") != tc.positional {
 			t.Errorf("%q: %+v", tc.args, sa)

@@ -1,4 +1,4 @@
-package intercept
+package realshell
 
 import (
 	"os/exec"

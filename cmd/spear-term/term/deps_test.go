@@ -1,0 +1,67 @@
+package term
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// passThroughPackages is everything spear-term's binary may link besides
+// the standard library: reading the line, the classifier, the deployment's
+// settings and the confinement, exec. The gateway, the MCP client, JSON
+// schemas, the audit trail and the warm sessions belong to the entry point
+// it hands invocations to (spear-capability), never to the path every
+// ordinary command takes.
+var passThroughPackages = map[string]bool{
+	"spear/cmd/spear-term":      true,
+	"spear/cmd/spear-term/term": true,
+	"spear/confine":             true,
+	"spear/deploy":              true,
+	"spear/internal/handoff":    true,
+	"spear/internal/procs":      true,
+	"spear/internal/strictjson": true,
+	"spear/outcome":             true,
+	"spear/realshell":           true,
+	"spear/shellparse":          true,
+	"spear/turnshell":           true,
+	"mvdan.cc/sh/v3/syntax":     true,
+	"mvdan.cc/sh/v3/fileutil":   true,
+	"golang.org/x/sys/unix":     true,
+}
+
+// heavyStd are standard packages that only the gateway's side needs; each
+// costs start-up time in every process that links it.
+var heavyStd = []string{"net", "net/http", "crypto/tls", "crypto/x509", "text/template", "html/template", "mime", "net/url"}
+
+// maxPassThroughDeps bounds the whole package set, the standard library
+// included (92 when this was written, against 227 with the gateway
+// linked in).
+const maxPassThroughDeps = 100
+
+func TestPassThroughDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "spear/cmd/spear-term").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	std := map[string]bool{}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, isStd, _ := strings.Cut(line, " ")
+		n++
+		if isStd == "true" {
+			std[path] = true
+			continue
+		}
+		if !passThroughPackages[path] {
+			t.Errorf("spear-term links %s: the pass-through path must link only what reading the line and starting the shell need (hand the rest to spear-capability, package handoff)", path)
+		}
+	}
+	for _, p := range heavyStd {
+		if std[p] {
+			t.Errorf("spear-term links %s, which only the gateway's side needs", p)
+		}
+	}
+	if n > maxPassThroughDeps {
+		t.Errorf("spear-term links %d packages, more than %d", n, maxPassThroughDeps)
+	}
+}

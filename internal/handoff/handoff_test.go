@@ -1,0 +1,57 @@
+package handoff
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		args []string
+		mode string
+		rest []string
+		err  string
+	}{
+		{[]string{"answer", "list"}, Answer, []string{"list"}, ""},
+		{[]string{"answer"}, Answer, []string{}, ""},
+		{[]string{"shell", "spear-term", "-l"}, Shell, []string{"spear-term", "-l"}, ""},
+		{[]string{"shell"}, "", nil, "no argv[0]"},
+		{nil, "", nil, "no mode"},
+		{[]string{"run", "x"}, "", nil, `unknown mode "run"`},
+	}
+	for _, tc := range cases {
+		mode, rest, err := Parse(tc.args)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || mode != tc.mode || !slices.Equal(rest, tc.rest) {
+			t.Errorf("%q: %q %q %v, want %q %q", tc.args, mode, rest, err, tc.mode, tc.rest)
+		}
+	}
+}
+
+// The test binary has no spear-capability beside it: Exec says so, and
+// what to do, and the process goes on.
+func TestExecMissing(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(filepath.Dir(self), Binary)
+	if _, err := os.Stat(want); err == nil {
+		t.Skipf("%s exists", want)
+	}
+	if p, err := Path(); err != nil || p != want {
+		t.Errorf("Path() = %q, %v; want %q", p, err, want)
+	}
+	err = Exec(Answer, []string{"list"}, os.Environ())
+	if err == nil || !strings.Contains(err.Error(), want+" is missing") || !strings.Contains(err.Error(), "make install") {
+		t.Errorf("Exec: %v", err)
+	}
+}
