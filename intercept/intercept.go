@@ -48,6 +48,11 @@ type Interceptor struct {
 // returns its exit status. Nothing of the submission is run.
 func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout, stderr io.Writer) int {
 	switch {
+	case ic.Nested != nil && ic.Nested():
+		// Inside a turn's shell nothing is answered, and nothing can be
+		// recorded: the audit trail is out of reach there.
+		fmt.Fprint(stderr, turnshell.NestedMessage)
+		return outcome.ExitRefused
 	case v.Kind == shellparse.Refused:
 		if ic.Gateway != nil {
 			if err := ic.Gateway.RecordRefusal(ctx, v.Args, v.Refusal.Error()); err != nil {
@@ -55,9 +60,6 @@ func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout
 			}
 		}
 		return Refuse(stderr, v.Refusal.Error(), v.Refusal.Hint)
-	case ic.Nested != nil && ic.Nested():
-		fmt.Fprint(stderr, turnshell.NestedMessage)
-		return outcome.ExitRefused
 	case ic.Gateway == nil:
 		return Refuse(stderr, "no capability gateway is configured for this terminal", "")
 	default:
