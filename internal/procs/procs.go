@@ -52,17 +52,11 @@ func stat(pid int) (procStat, error) {
 // stopping at pid 1 or at the first it cannot read.
 func Ancestors(pid int) []string {
 	var names []string
-	for i := 0; i < 512; i++ {
-		st, err := stat(pid)
-		if err != nil || st.ppid <= 1 {
-			return names
+	st, err := stat(pid)
+	for i := 0; i < 512 && err == nil && st.ppid > 1; i++ {
+		if st, err = stat(st.ppid); err == nil {
+			names = append(names, st.comm)
 		}
-		pid = st.ppid
-		parent, err := stat(pid)
-		if err != nil {
-			return names
-		}
-		names = append(names, parent.comm)
 	}
 	return names
 }
