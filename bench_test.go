@@ -52,8 +52,9 @@ func run(b *testing.B, env []string, name string, args ...string) {
 // through the least a Go shim can do (execfloor: exec bash at once),
 // interleaved so both see the same load: spear-term/floor is what
 // spear-term's own work costs. It is reported for `true` and for a 100 KB
-// line, confined (the default) and unconfined, and bash -c true against
-// the floor shows what two process starts cost.
+// line, unconfined, and confined (the default) against both the floor and
+// a floor that confines the same way; bash -c true against the floor shows
+// what the Go start costs.
 func BenchmarkPassThrough(b *testing.B) {
 	bin := realBinaries(b)
 	floor, term := filepath.Join(bin, "execfloor"), filepath.Join(bin, "spear-term")
@@ -66,21 +67,33 @@ func BenchmarkPassThrough(b *testing.B) {
 			func() time.Duration { return timed(b, env, floor, "-c", "true") },
 			func() time.Duration { return timed(b, env, "/bin/bash", "-c", "true") })
 	})
+	// The confined runs are measured against the floor of a confining
+	// shim too (execfloor with EXECFLOOR_CONFINE=1: the same confinement,
+	// no line read), which is what is left of spear-term but reading the
+	// line.
+	confinedFloor := append(append([]string{}, env...), "EXECFLOOR_CONFINE=1")
 	for _, tc := range []struct {
-		name string
-		env  []string
-		line string
+		name      string
+		env       []string
+		floorEnvs [][]string
+		line      string
 	}{
-		{"true", env, "true"},
-		{"true-unconfined", unconfined, "true"},
-		{"100KB", env, long},
-		{"100KB-unconfined", unconfined, long},
+		{"true", env, [][]string{env, confinedFloor}, "true"},
+		{"true-unconfined", unconfined, [][]string{unconfined}, "true"},
+		{"100KB", env, [][]string{env, confinedFloor}, long},
+		{"100KB-unconfined", unconfined, [][]string{unconfined}, long},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			compare(b, "floor", "spear-term",
-				func() time.Duration { return timed(b, tc.env, floor, "-c", tc.line) },
-				func() time.Duration { return timed(b, tc.env, term, "-c", tc.line) })
-		})
+		for i, fenv := range tc.floorEnvs {
+			floorName := "floor"
+			if i == 1 {
+				floorName = "confined-floor"
+			}
+			b.Run(tc.name+"/vs-"+floorName, func(b *testing.B) {
+				compare(b, floorName, "spear-term",
+					func() time.Duration { return timed(b, fenv, floor, "-c", tc.line) },
+					func() time.Duration { return timed(b, tc.env, term, "-c", tc.line) })
+			})
+		}
 	}
 }
 
