@@ -165,6 +165,9 @@ func Bound(s string, max int) string {
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
+	if max < 1 {
+		return ""
+	}
 	runes := []rune(s)
 	return string(runes[:max-1]) + "…"
 }

@@ -84,9 +84,12 @@ func TestBound(t *testing.T) {
 		{"", 3, ""},
 		{"ab", 1, "…"},
 		{"🙂🙂🙂", 2, "🙂…"},
+		{"ab", 0, ""}, // no room: nothing, not a panic
+		{"ab", -3, ""},
+		{"", 0, ""},
 	} {
 		got := Bound(tc.in, tc.max)
-		if got != tc.want || utf8.RuneCountInString(got) > tc.max || !utf8.ValidString(got) {
+		if got != tc.want || utf8.RuneCountInString(got) > max(tc.max, 0) || !utf8.ValidString(got) {
 			t.Errorf("Bound(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
 		}
 	}
