@@ -6,6 +6,7 @@ import (
 
 	"spear/confine"
 	"spear/deploy"
+	"spear/internal/handoff"
 )
 
 // DeploymentConfiner confines the real shell away from the deployment that
@@ -34,14 +35,18 @@ func NewConfiner(s deploy.Settings, settingsErr error) Confiner {
 }
 
 func (c *DeploymentConfiner) policy() (confine.Policy, error) {
+	// spear-term and spear-capability run outside the confinement, the
+	// next command from the harness included: the turn keeps them as
+	// they are installed.
+	installed := handoff.Installed()
 	if c.NoSettings {
-		return confine.Policy{}, nil
+		return confine.Policy{ReadOnly: installed}, nil
 	}
 	p, err := c.Settings.Protected()
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	return confine.Policy{Hide: p.Hide, ReadOnly: p.ReadOnly}, nil
+	return confine.Policy{Hide: p.Hide, ReadOnly: append(p.ReadOnly, installed...)}, nil
 }
 
 // Exec replaces the process with path, confined. A spear-term that already

@@ -48,6 +48,33 @@ func Path() (string, error) {
 	return filepath.Join(filepath.Dir(self), Binary), nil
 }
 
+// TermBinary is the file name of spear-term.
+const TermBinary = "spear-term"
+
+// Installed returns the installed binaries that run outside the turn's
+// confinement and that the turn must not be able to replace: the running
+// executable, and spear-term and spear-capability beside it, those that
+// exist. A turn that could write one of them would have its own code run,
+// unconfined, by the next command.
+func Installed() []string {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Dir(self)
+	files := []string{self}
+	for _, name := range []string{TermBinary, Binary} {
+		path := filepath.Join(dir, name)
+		if path == self {
+			continue
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			files = append(files, path)
+		}
+	}
+	return files
+}
+
 // Exec replaces the process with the entry point in mode, given args and
 // env. It returns only when that could not be done, with an error that
 // says what to do.

@@ -55,3 +55,23 @@ func TestExecMissing(t *testing.T) {
 		t.Errorf("Exec: %v", err)
 	}
 }
+
+// The test binary has neither spear-term nor spear-capability beside it:
+// only itself is installed, as far as the confinement is concerned.
+func TestInstalled(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(self)
+	var want []string
+	want = append(want, self)
+	for _, name := range []string{TermBinary, Binary} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			want = append(want, filepath.Join(dir, name))
+		}
+	}
+	if got := Installed(); !slices.Equal(got, want) {
+		t.Errorf("Installed() = %q, want %q", got, want)
+	}
+}
