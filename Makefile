@@ -43,6 +43,7 @@ fuzz: ## run every fuzz target for 20 s each
 	for f in FuzzDecodeRequest FuzzDecodeReply FuzzParseRPC; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./warm || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime 20s ./present
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s ./internal/handoff
 	for f in FuzzReadClaude FuzzReadCodex FuzzReadGemini FuzzReadVSCode FuzzReadCursor FuzzDetect; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./importer || exit 1; done
 

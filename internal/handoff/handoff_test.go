@@ -75,3 +75,24 @@ func TestInstalled(t *testing.T) {
 		t.Errorf("Installed() = %q, want %q", got, want)
 	}
 }
+
+// FuzzParse: any arguments give a known mode with what follows it, or an
+// error; never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add("answer", "list", "")
+	f.Add("shell", "spear-term", "-c")
+	f.Add("shell", "", "")
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		for n := 0; n <= 3; n++ {
+			args := []string{a, b, c}[:n]
+			mode, rest, err := Parse(args)
+			if err != nil {
+				continue
+			}
+			if mode != Answer && mode != Shell || !slices.Equal(rest, args[1:]) || mode == Shell && len(rest) == 0 {
+				t.Fatalf("Parse(%q) = %q, %q", args, mode, rest)
+			}
+		}
+	})
+}
