@@ -62,6 +62,7 @@ type config struct {
 	callDelay  time.Duration
 	tag        string
 	whoami     bool
+	banner     int
 }
 
 // parseArgs reads the flags; what is wrong with them goes to diag.
@@ -82,6 +83,7 @@ func parseArgs(args []string, diag io.Writer) (*config, error) {
 	fs.DurationVar(&c.callDelay, "call-delay", 0, "sleep before answering tools/call")
 	fs.StringVar(&c.tag, "tag", "", "a word the grandchild's command line carries, to find it by")
 	fs.BoolVar(&c.whoami, "whoami", false, "also offer the tool whoami: the server's pid and how many tools/call it has received")
+	fs.IntVar(&c.banner, "banner", 0, "write this many lines that are not JSON on stdout before reading anything")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -343,6 +345,9 @@ func (s *server) run(in io.Reader) int {
 		s.cancel()
 	}()
 	s.sleep(s.startDelay)
+	for i := 1; i <= s.banner; i++ {
+		s.raw([]byte(fmt.Sprintf("No X display available. Running in headless mode. (%d)\n", i)))
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -401,7 +406,7 @@ func (s *server) initialize(id json.RawMessage) {
 		s.send(map[string]any{"jsonrpc": "2.0", "id": "0", "result": map[string]any{"protocolVersion": "bogus"}})
 	}
 	if s.mode["garbage"] {
-		s.raw([]byte("Server starting up...\n"))
+		s.raw([]byte(`{"level":"info","msg":"Server starting up..."}` + "\n")) // JSON, but not JSON-RPC
 	}
 	res := map[string]any{
 		"protocolVersion": s.version,
