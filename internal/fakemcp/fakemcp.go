@@ -43,7 +43,7 @@ type ToolSpec struct {
 // Behaviours that -behave accepts. Those in processOnly need a process of
 // their own, which Main has and Serve does not.
 var (
-	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init", "wrong-id"}
+	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init", "wrong-id", "log-calls"}
 	processOnly = []string{"flood-stderr", "ignore-term", "grandchild"}
 )
 
@@ -478,8 +478,9 @@ func (s *server) list(id, params json.RawMessage) {
 
 func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
-// call answers the n-th tools/call. With wrong-id, each answer is first
-// sent under an id no one asked with.
+// call answers the n-th tools/call. With log-calls, each answer comes
+// after a line that is not JSON; with wrong-id, it is first sent under an
+// id no one asked with.
 func (s *server) call(id, params json.RawMessage, n int64) {
 	var p struct {
 		Name      string          `json:"name"`
@@ -487,6 +488,9 @@ func (s *server) call(id, params json.RawMessage, n int64) {
 	}
 	json.Unmarshal(params, &p)
 	s.sleep(s.callDelay)
+	if s.mode["log-calls"] {
+		s.raw([]byte(fmt.Sprintf("calling %s (%d)\n", p.Name, n))) // not JSON
+	}
 	if s.mode["wrong-id"] {
 		s.send(map[string]any{"jsonrpc": "2.0", "id": 1000000 + n, "result": map[string]any{"content": []any{text("an answer to no one")}}})
 	}
