@@ -117,8 +117,10 @@ func (u *use) release() {
 	}
 	if !u.warm {
 		f := audit.Fields{"provider": u.p.ID, "pid": u.pid, "lifetime": u.p.Lifetime, "why": u.why}
-		if skipped := u.client.SkippedLines(); skipped.Lines > u.skipped {
-			warm.SkippedFields(f, skipped)
+		if u.client != nil {
+			if skipped := u.client.SkippedLines(); skipped.Lines > u.skipped {
+				warm.SkippedFields(f, skipped)
+			}
 		}
 		u.ts.log.Record(audit.ProviderStopped, f)
 	}

@@ -32,8 +32,10 @@ type SkippedLines struct {
 	Lines int
 	// Bytes is how long they were in all, line endings included.
 	Bytes int
-	// First is the first of them, printable (see printable) and at most
-	// MaxSkippedSample bytes long; "" while none was skipped.
+	// First is the first of them, made safe to show and to record: on
+	// one line, without escape sequences or control and format
+	// characters, invalid UTF-8 as U+FFFD, at most MaxSkippedSample bytes
+	// long; "" while none was skipped.
 	First string
 }
 
@@ -66,9 +68,11 @@ func (s *SkippedLines) Skip(line []byte) (bool, error) {
 
 // printable returns the server's text b as one line that is safe to show
 // and to record, at most max bytes long (cut with "…", which counts):
-// terminal escape sequences (see escapeLen) are removed whole, tabs become spaces, every other character that strconv.IsPrint
-// rejects (control and format characters, line and paragraph separators)
-// is removed, and invalid UTF-8 becomes U+FFFD.
+// terminal escape sequences (see escapeLen) are removed whole, tabs become
+// spaces, every other character that strconv.IsPrint rejects (control and
+// format characters, line and paragraph separators) is removed, and
+// invalid UTF-8 becomes U+FFFD. present cleans text for the same reasons;
+// mcp cannot use it, for present uses mcp.
 func printable(b []byte, max int) string {
 	const ellipsis = "…"
 	var out strings.Builder
