@@ -23,6 +23,9 @@ type use struct {
 	pid    int
 	warm   bool
 	why    string // why a cold server is stopped
+	// skipped is how many lines that are not JSON a cold server had
+	// written when provider_started was recorded.
+	skipped int
 }
 
 // session is the session's host as this turn reaches it, or nil when the
@@ -41,7 +44,8 @@ func (ts *TurnSession) session() *warm.Session {
 // open reaches p's server for this command (docs/design.md, "Providers"):
 // through the session's host, which starts a session server once per
 // session and entry and a call server for each use; or, when no host can
-// be reached in time, by starting the server here, recorded with why.
+// be reached in time, by starting the server here, recorded with why and
+// with the lines that are not JSON it wrote while starting.
 // maxMessage bounds one message from the server (0: the client's default).
 func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage int) (*use, *outcome.Unavailable) {
 	opts := clientOptions(p)
@@ -80,8 +84,10 @@ func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage 
 	if fallback != "" {
 		f["fallback"] = fallback
 	}
+	skipped := c.SkippedLines()
+	warm.SkippedFields(f, skipped)
 	ts.log.Record(audit.ProviderStarted, f)
-	return &use{ts: ts, p: p, client: c, pid: c.Pid(), why: warm.WhyCallDone}, nil
+	return &use{ts: ts, p: p, client: c, pid: c.Pid(), why: warm.WhyCallDone, skipped: skipped.Lines}, nil
 }
 
 // fail says the server failed this use (it timed out, exited, broke the
@@ -103,13 +109,20 @@ func (u *use) fail(detail string) {
 
 // release ends the use: it closes the connection to a warm server (the
 // host stops a call server after it), or stops a cold server and records
-// it stopped.
+// it stopped, with the lines that are not JSON it wrote in all when it
+// wrote some after it started.
 func (u *use) release() {
 	if u.client != nil {
 		u.client.Close()
 	}
 	if !u.warm {
-		u.ts.log.Record(audit.ProviderStopped, audit.Fields{"provider": u.p.ID, "pid": u.pid, "lifetime": u.p.Lifetime, "why": u.why})
+		f := audit.Fields{"provider": u.p.ID, "pid": u.pid, "lifetime": u.p.Lifetime, "why": u.why}
+		if u.client != nil {
+			if skipped := u.client.SkippedLines(); skipped.Lines > u.skipped {
+				warm.SkippedFields(f, skipped)
+			}
+		}
+		u.ts.log.Record(audit.ProviderStopped, f)
 	}
 }
 

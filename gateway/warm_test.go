@@ -112,3 +112,43 @@ func TestFailedCallStops(t *testing.T) {
 		t.Fatalf("no failed stop in the trail:\n%s", data)
 	}
 }
+
+// TestSkippedLinesRecorded: a server the gateway starts itself that writes
+// lines that are not JSON on its stdout still serves; provider_started
+// says how many it wrote while starting, provider_stopped how many in all
+// when it wrote more after; one that writes more than a client skips is
+// unavailable, and the trail says why.
+func TestSkippedLinesRecorded(t *testing.T) {
+	d := newDeployment(t)
+	d.register(
+		with(fake("banner", "-banner", "1", "-behave", "log-calls"), "read", []string{"echo"}),
+		with(fake("loud", "-banner", "101"), "read", []string{"echo"}),
+	)
+	if st, _, errs := d.answer("invoke", "banner/echo", `{"text":"hi"}`); st != 0 {
+		t.Fatalf("invoke: status %d: %s", st, errs)
+	}
+	first := `"No X display available. Running in headless mode. (1)"`
+	started, stopped := d.events("provider_started"), d.events("provider_stopped")
+	if len(started) != 2 || len(stopped) != 2 { // the family's listing, then the call
+		t.Fatalf("provider_started %d, provider_stopped %d", len(started), len(stopped))
+	}
+	for _, e := range started {
+		wantField(t, e, "skipped_lines", "1")
+		wantField(t, e, "skipped_bytes", fmt.Sprint(len(first)-2+1))
+		wantField(t, e, "skipped_first", first)
+	}
+	if hasField(stopped[0], "skipped_lines") {
+		t.Errorf("the listing's stop repeats what its start said: %s", stopped[0].Raw)
+	}
+	wantField(t, stopped[1], "skipped_lines", "2") // the banner, and the line before the call's answer
+	wantField(t, stopped[1], "skipped_first", first)
+
+	if st, _, errs := d.answer("invoke", "loud/echo", `{}`); st != 3 || !strings.Contains(errs, "unavailable: loud") {
+		t.Fatalf("loud: status %d: %s", st, errs)
+	}
+	failed := d.lastEvent("provider_failed")
+	wantField(t, failed, "provider", `"loud"`)
+	if why := fmt.Sprint(failed.Fields["why"]); !strings.Contains(why, "server wrote 101 lines that are not JSON on its stdout") {
+		t.Errorf("provider_failed why %s", why)
+	}
+}

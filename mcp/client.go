@@ -112,6 +112,11 @@ const maxServerRequests = 64
 //
 // Once the connection has ended, every request fails: after Close with
 // ErrClosed, otherwise with Err, the reason it ended.
+//
+// Lines the server writes that are not JSON at all, such as a banner, are
+// skipped, up to MaxSkippedLines lines or MaxSkippedBytes bytes, after
+// which the connection ends with a *ProtocolError; SkippedLines says how
+// many there were.
 type Client struct {
 	opts Options
 	conn io.ReadWriteCloser // what the messages go over
@@ -131,6 +136,7 @@ type Client struct {
 	closeOnce sync.Once
 	readDone  chan struct{}
 	init      *InitializeResult
+	skipped   SkippedLines // under mu
 }
 
 // Start starts the server as a child process and speaks to it over its
@@ -219,6 +225,14 @@ func (c *Client) InitializeResult() *InitializeResult {
 	return c.init
 }
 
+// SkippedLines says how many lines that are not JSON at all the server
+// has written so far, which the client skipped, and the first of them.
+func (c *Client) SkippedLines() SkippedLines {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.skipped
+}
+
 // fail ends the connection with err, unless it has already ended.
 func (c *Client) fail(err error) {
 	c.mu.Lock()
@@ -287,6 +301,17 @@ func (c *Client) readLoop() {
 		}
 		m, k, err := decodeMessage(line)
 		if err != nil {
+			// A line that is not JSON at all, such as a banner, is
+			// skipped, up to a bound.
+			c.mu.Lock()
+			skipped, serr := c.skipped.Skip(line)
+			c.mu.Unlock()
+			if skipped && serr == nil {
+				continue
+			}
+			if serr != nil {
+				err = serr
+			}
 			c.fail(err)
 			c.stop()
 			return

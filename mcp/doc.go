@@ -10,6 +10,8 @@
 // way the client speaks newline-delimited JSON-RPC 2.0: initialize,
 // tools/list (following its pagination) and tools/call. Every request has
 // a deadline; a server that misbehaves is answered with a typed error,
-// never a panic, a hang or unbounded memory. Close stops the server and
+// never a panic, a hang or unbounded memory. Lines that are not JSON at
+// all, such as a banner, are skipped and counted, up to a bound
+// (SkippedLines); a line that is JSON but not JSON-RPC is a protocol error. Close stops the server and
 // everything in its process group, or closes the connection.
 package mcp

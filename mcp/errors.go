@@ -30,8 +30,9 @@ func (e *TimeoutError) Error() string {
 }
 
 // ProtocolError reports a message or a sequence of messages that breaks the
-// protocol: a line that is not JSON-RPC, a batch, an oversized message, a
-// pagination that does not end.
+// protocol: a line that is JSON but not JSON-RPC, a batch, an oversized
+// message, more lines that are not JSON at all than a client skips (see
+// SkippedLines), a pagination that does not end.
 type ProtocolError struct {
 	Msg string
 }

@@ -3,8 +3,13 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzDecodeMessage(f *testing.F) {
@@ -15,6 +20,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
 		`[{"jsonrpc":"2.0","id":1,"result":{}}]`,
 		`hello`, ``, `{}`, `{"jsonrpc":"1.0"}`, `{"jsonrpc":"2.0","id":0,"result":null}`,
+		`No X display available. Running in headless mode.`, `{"jsonrpc":"2.0","id":`, `42`, "\x1b[31mred\x1b[0m",
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,10 +47,61 @@ func FuzzDecodeMessage(f *testing.F) {
 				t.Fatalf("response with a method or no id: %q", line)
 			}
 		}
+		// A line that is not JSON at all is skipped; JSON never is.
+		var s SkippedLines
+		skipped, serr := s.Skip(line)
+		if serr != nil || skipped == json.Valid(line) && len(trimSpace(line)) > 0 || skipped && err == nil && !json.Valid(bytes.TrimSpace(line)) {
+			t.Fatalf("Skip(%q) = %v, %v; decodeMessage: %v", line, skipped, serr, err)
+		}
+		checkSkipped(t, s)
 		// The line reader never returns more than its bound.
 		got, err := ReadLine(bufio.NewReaderSize(bytes.NewReader(line), 16), 64)
 		if err == nil && len(got) > 64 {
 			t.Fatalf("readLine returned %d bytes", len(got))
+		}
+	})
+}
+
+// serverOutput is a connection that reads what a server wrote, then ends,
+// and takes every write.
+type serverOutput struct{ io.Reader }
+
+func (serverOutput) Write(b []byte) (int, error) { return len(b), nil }
+func (serverOutput) Close() error                { return nil }
+
+// FuzzReadLoop feeds a client whatever a server could write: the
+// connection ends with a protocol error or at the end of the output, the
+// client never takes in more than its bounds of lines that are not JSON,
+// and the first of them is printable.
+func FuzzReadLoop(f *testing.F) {
+	for _, s := range []string{
+		"No X display available. Running in headless mode.\n" + `{"jsonrpc":"2.0","id":0,"result":{}}` + "\n",
+		strings.Repeat("banner\n", MaxSkippedLines+1),
+		strings.Repeat("x", 300) + "\n\n \r\n" + `{"hello":1}` + "\n",
+		"\x1b[31mred\x1b[0m\t\u202e\xff\n[1,2]\n",
+		`{"jsonrpc":"2.0","id":"a","method":"ping"}` + "\nlog\n" + `{"jsonrpc":"2.0","method":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := NewClient(serverOutput{bytes.NewReader(data)}, Options{Timeout: time.Second, MaxMessage: 512})
+		defer c.Close()
+		select {
+		case <-c.done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the connection did not end")
+		}
+		err := c.Err()
+		if !as[*ProtocolError](err) && !as[*ExitError](err) {
+			t.Fatalf("ended with %v (%T)", err, err)
+		}
+		s := c.SkippedLines()
+		checkSkipped(t, s)
+		if s.Bytes > len(data) || (s.Lines > MaxSkippedLines || s.Bytes > MaxSkippedBytes) && !strings.Contains(err.Error(), "not JSON on its stdout") {
+			t.Fatalf("skipped %+v of %d bytes, and ended with %v", s, len(data), err)
+		}
+		if _, err := c.Initialize(context.Background()); err == nil {
+			t.Fatal("a request succeeded on an ended connection")
 		}
 	})
 }

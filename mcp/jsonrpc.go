@@ -57,7 +57,8 @@ func (m *message) intID() (int64, bool) {
 
 // decodeMessage parses one line from the server and says what kind of
 // message it is. A line that is not a JSON-RPC 2.0 object, including a batch
-// (JSON array, removed in 2025-06-18), is a *ProtocolError.
+// (JSON array, removed in 2025-06-18), is a *ProtocolError; the caller
+// skips one that is not JSON at all (SkippedLines.Skip).
 func decodeMessage(line []byte) (*message, kind, error) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
@@ -75,7 +76,7 @@ func decodeMessage(line []byte) (*message, kind, error) {
 		return nil, 0, &ProtocolError{Msg: fmt.Sprintf("server wrote a message that does not decode (%v): %s", err, quoteSnippet(trimmed))}
 	}
 	if m.JSONRPC != "2.0" {
-		return nil, 0, &ProtocolError{Msg: fmt.Sprintf("server wrote a message with jsonrpc %q, want \"2.0\"", m.JSONRPC)}
+		return nil, 0, &ProtocolError{Msg: fmt.Sprintf("server wrote a line that is not JSON-RPC (its jsonrpc is %q, not \"2.0\"): %s", m.JSONRPC, quoteSnippet(trimmed))}
 	}
 	if m.Method != "" {
 		if m.hasID() {
@@ -99,9 +100,11 @@ func quoteSnippet(b []byte) string {
 }
 
 // CheckMessage reports whether line, read from a server, is one JSON-RPC
-// 2.0 message as a Client reads it: nil, or the *ProtocolError a Client
-// would end the connection with. A relay uses it to say what is wrong with
-// a server's line in the client's own words.
+// 2.0 message as a Client reads it: nil, or a *ProtocolError that says what
+// is wrong with it, with which a Client ends the connection unless the
+// line is not JSON at all (a Client skips that: SkippedLines.Skip). A relay
+// uses it to say what is wrong with a server's line in the client's own
+// words.
 func CheckMessage(line []byte) error {
 	_, _, err := decodeMessage(line)
 	return err

@@ -422,8 +422,11 @@ func TestStartFailures(t *testing.T) {
 	if _, _, err := s.Open(context.Background(), "exit", fakeEntry("-exit-at", "initialize"), "t-1"); !errors.As(err, new(*mcp.ExitError)) {
 		t.Errorf("exit-at initialize: %v", err)
 	}
-	if _, _, err := s.Open(context.Background(), "garbage", fakeEntry("-behave", "garbage"), "t-1"); !errors.As(err, new(*mcp.ExitError)) && !errors.As(err, new(*mcp.ProtocolError)) {
+	if _, _, err := s.Open(context.Background(), "garbage", fakeEntry("-behave", "garbage"), "t-1"); !errors.As(err, new(*mcp.ProtocolError)) || !strings.Contains(err.Error(), "not JSON-RPC") {
 		t.Errorf("garbage: %v", err)
+	}
+	if _, _, err := s.Open(context.Background(), "loud", fakeEntry("-banner", "101"), "t-1"); !errors.As(err, new(*mcp.ProtocolError)) || !strings.Contains(err.Error(), "server wrote 101 lines that are not JSON on its stdout") {
+		t.Errorf("101 banner lines: %v", err)
 	}
 	slow := fakeEntry("-hang-at", "initialize")
 	slow.Timeout = 0.3
@@ -442,6 +445,42 @@ func TestStartFailures(t *testing.T) {
 		st, _ := ask(context.Background(), s.Dir, OpStatus, time.Second)
 		return st != nil && len(st.Servers) == 0
 	})
+}
+
+// TestSkippedLines: a server that writes lines that are not JSON on its
+// stdout works; provider_started records those it wrote while starting,
+// and provider_stopped the total when it wrote more after.
+func TestSkippedLines(t *testing.T) {
+	s, audit := testHost(t, &Host{})
+	quiet, _ := open(t, s, "quiet", fakeEntry("-banner", "1"), "t-1")
+	whoami(t, quiet)
+	quiet.Close()
+	loud, r := open(t, s, "loud", fakeEntry("-banner", "2", "-behave", "log-calls"), "t-1")
+	for i := 0; i < 3; i++ {
+		whoami(t, loud)
+	}
+	loud.Close()
+	started := events(t, audit, "provider_started")
+	first := "No X display available. Running in headless mode. (1)"
+	if len(started) != 2 || started[0]["skipped_lines"] != 1.0 || started[0]["skipped_bytes"] != float64(len(first)+1) || started[0]["skipped_first"] != first ||
+		started[1]["skipped_lines"] != 2.0 || started[1]["skipped_first"] != first {
+		t.Fatalf("provider_started: %v", started)
+	}
+	if _, err := ask(context.Background(), s.Dir, OpShutdown, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stopped := events(t, audit, "provider_stopped")
+	if len(stopped) != 2 {
+		t.Fatalf("provider_stopped: %v", stopped)
+	}
+	for _, ev := range stopped {
+		switch {
+		case ev["provider"] == "quiet" && ev["skipped_lines"] != nil:
+			t.Errorf("provider_stopped repeats what provider_started said: %v", ev)
+		case ev["provider"] == "loud" && (ev["skipped_lines"] != 5.0 || ev["skipped_first"] != first || ev["pid"] != float64(r.Pid)):
+			t.Errorf("provider_stopped: %v", ev)
+		}
+	}
 }
 
 // TestRefusedPeer: a peer the host does not serve is told so, and the

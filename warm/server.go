@@ -43,6 +43,8 @@ type server struct {
 	stray    int   // answers under ids no request has
 	broke    error // why it failed, when it did
 	gone     chan struct{}
+	skipped  mcp.SkippedLines // lines of its stdout that are not JSON at all
+	started  int              // skipped.Lines when provider_started was recorded
 
 	wmu sync.Mutex // one write at a time to the server's stdin
 }
@@ -99,7 +101,12 @@ func (s *server) run() {
 		return
 	}
 	s.init = res
-	s.h.record(s.turn, audit.ProviderStarted, audit.Fields{"provider": s.provider, "pid": s.pid, "lifetime": s.lifetime()})
+	f := audit.Fields{"provider": s.provider, "pid": s.pid, "lifetime": s.lifetime()}
+	s.mu.Lock()
+	SkippedFields(f, s.skipped)
+	s.started = s.skipped.Lines
+	s.mu.Unlock()
+	s.h.record(s.turn, audit.ProviderStarted, f)
 }
 
 // initialize sends the host's own initialize and notifications/initialized.
@@ -172,7 +179,8 @@ func (s *server) write(line []byte) error {
 // whose request it answers, under the caller's own id; the server's own
 // requests are answered here (ping with {}, the rest with method not
 // found: no capability was declared); notifications are dropped. An answer
-// under an id no request has in flight reaches no one.
+// under an id no request has in flight reaches no one. A line that is not
+// JSON at all is skipped and counted (mcp.SkippedLines), up to its bound.
 func (s *server) readLoop() {
 	r := bufio.NewReaderSize(s.proc, 64<<10)
 	for {
@@ -191,8 +199,20 @@ func (s *server) readLoop() {
 		}
 		m, err := parseRPC(line)
 		if err != nil {
+			// A line that is not JSON at all, such as a banner, is
+			// skipped as a client of the server's own skips it, up to
+			// the same bound.
+			s.mu.Lock()
+			skipped, serr := s.skipped.Skip(line)
+			s.mu.Unlock()
+			if skipped && serr == nil {
+				continue
+			}
 			// Said as a client of the server's own would say it.
-			perr := mcp.CheckMessage(line)
+			perr := serr
+			if perr == nil {
+				perr = mcp.CheckMessage(line)
+			}
 			if perr == nil {
 				perr = &mcp.ProtocolError{Msg: "server wrote a message the relay cannot route: " + err.Error()}
 			}
@@ -295,6 +315,7 @@ func (s *server) stop(why, detail string) {
 		callers = append(callers, c)
 	}
 	turn, proc, pid := s.turn, s.proc, s.pid
+	skipped, started := s.skipped, s.started
 	s.mu.Unlock()
 	s.h.forget(s)
 	for _, c := range callers {
@@ -307,6 +328,9 @@ func (s *server) stop(why, detail string) {
 		f := audit.Fields{"provider": s.provider, "pid": pid, "lifetime": s.lifetime(), "why": why}
 		if detail != "" {
 			f["detail"] = detail
+		}
+		if skipped.Lines > started {
+			SkippedFields(f, skipped)
 		}
 		s.h.record(turn, audit.ProviderStopped, f)
 	}
@@ -503,4 +527,17 @@ func trim(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// SkippedFields adds to f, the fields of a provider_started or
+// provider_stopped, what the server wrote on its stdout that is not JSON at
+// all, when it wrote any (docs/audit.md): skipped_lines, skipped_bytes and
+// skipped_first.
+func SkippedFields(f audit.Fields, s mcp.SkippedLines) {
+	if s.Lines == 0 {
+		return
+	}
+	f["skipped_lines"] = s.Lines
+	f["skipped_bytes"] = s.Bytes
+	f["skipped_first"] = s.First
 }

@@ -43,7 +43,7 @@ type ToolSpec struct {
 // Behaviours that -behave accepts. Those in processOnly need a process of
 // their own, which Main has and Serve does not.
 var (
-	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init", "wrong-id"}
+	behaviours  = []string{"notify-before-init", "ping-before-init", "weird-ids", "batch", "garbage", "repeat-cursor", "endless", "flood-stderr", "ignore-term", "grandchild", "no-newline", "error-init", "wrong-id", "log-calls"}
 	processOnly = []string{"flood-stderr", "ignore-term", "grandchild"}
 )
 
@@ -62,6 +62,7 @@ type config struct {
 	callDelay  time.Duration
 	tag        string
 	whoami     bool
+	banner     int
 }
 
 // parseArgs reads the flags; what is wrong with them goes to diag.
@@ -82,6 +83,7 @@ func parseArgs(args []string, diag io.Writer) (*config, error) {
 	fs.DurationVar(&c.callDelay, "call-delay", 0, "sleep before answering tools/call")
 	fs.StringVar(&c.tag, "tag", "", "a word the grandchild's command line carries, to find it by")
 	fs.BoolVar(&c.whoami, "whoami", false, "also offer the tool whoami: the server's pid and how many tools/call it has received")
+	fs.IntVar(&c.banner, "banner", 0, "write this many lines that are not JSON on stdout before reading anything")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -343,6 +345,9 @@ func (s *server) run(in io.Reader) int {
 		s.cancel()
 	}()
 	s.sleep(s.startDelay)
+	for i := 1; i <= s.banner; i++ {
+		s.raw([]byte(fmt.Sprintf("No X display available. Running in headless mode. (%d)\n", i)))
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -401,7 +406,7 @@ func (s *server) initialize(id json.RawMessage) {
 		s.send(map[string]any{"jsonrpc": "2.0", "id": "0", "result": map[string]any{"protocolVersion": "bogus"}})
 	}
 	if s.mode["garbage"] {
-		s.raw([]byte("Server starting up...\n"))
+		s.raw([]byte(`{"level":"info","msg":"Server starting up..."}` + "\n")) // JSON, but not JSON-RPC
 	}
 	res := map[string]any{
 		"protocolVersion": s.version,
@@ -473,8 +478,9 @@ func (s *server) list(id, params json.RawMessage) {
 
 func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
-// call answers the n-th tools/call. With wrong-id, each answer is first
-// sent under an id no one asked with.
+// call answers the n-th tools/call. With log-calls, each answer comes
+// after a line that is not JSON; with wrong-id, it is first sent under an
+// id no one asked with.
 func (s *server) call(id, params json.RawMessage, n int64) {
 	var p struct {
 		Name      string          `json:"name"`
@@ -482,6 +488,9 @@ func (s *server) call(id, params json.RawMessage, n int64) {
 	}
 	json.Unmarshal(params, &p)
 	s.sleep(s.callDelay)
+	if s.mode["log-calls"] {
+		s.raw([]byte(fmt.Sprintf("calling %s (%d)\n", p.Name, n))) // not JSON
+	}
 	if s.mode["wrong-id"] {
 		s.send(map[string]any{"jsonrpc": "2.0", "id": 1000000 + n, "result": map[string]any{"content": []any{text("an answer to no one")}}})
 	}

@@ -152,3 +152,28 @@ func TestPipeWhoamiWrongID(t *testing.T) {
 		}
 	}
 }
+
+// TestPipeBanner: -banner writes lines that are not JSON before anything
+// is read; log-calls writes one before each answer to tools/call.
+func TestPipeBanner(t *testing.T) {
+	conn := Pipe("-whoami", "-banner", "2", "-behave", "log-calls")
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for i, want := range []string{
+		"No X display available. Running in headless mode. (1)\n",
+		"No X display available. Running in headless mode. (2)\n",
+		"calling whoami (1)\n",
+		`calls 1`,
+	} {
+		if i == 2 {
+			// io.Pipe holds nothing: the banner is read before the request is written.
+			if _, err := io.WriteString(conn, whoamiReq); err != nil {
+				t.Fatal(err)
+			}
+		}
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			t.Fatalf("line %d: %q, %v; want %q", i+1, line, err, want)
+		}
+	}
+}
