@@ -1,5 +1,3 @@
-// Package procs looks after processes: it reads their state from /proc and
-// stops their process groups.
 package procs
 
 import (
@@ -26,6 +24,7 @@ type procStat struct {
 	comm  string
 	state string
 	ppid  int
+	start uint64 // clock ticks after boot: with the pid, the process's identity
 }
 
 // stat reads /proc/PID/stat; the command name may hold spaces and
@@ -40,12 +39,14 @@ func stat(pid int) (procStat, error) {
 	if open < 0 || close < open {
 		return procStat{}, os.ErrInvalid
 	}
+	// Fields 3 onwards of proc(5): state, ppid, …, starttime (22).
 	fields := strings.Fields(s[close+1:])
-	if len(fields) < 2 {
+	if len(fields) < 20 {
 		return procStat{}, os.ErrInvalid
 	}
 	ppid, _ := strconv.Atoi(fields[1])
-	return procStat{comm: s[open+1 : close], state: fields[0], ppid: ppid}, nil
+	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	return procStat{comm: s[open+1 : close], state: fields[0], ppid: ppid, start: start}, nil
 }
 
 // Ancestors returns the command names of pid's ancestors, nearest first,
