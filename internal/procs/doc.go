@@ -39,7 +39,8 @@
 // its ids, when the reaper does not run as root); and, should the reaper
 // itself be killed with SIGKILL, everything but the program (which dies with
 // it). A tree that forks faster than it is killed is walked and killed again
-// and again for half a second (killFor); what is left after that is left to
-// init. Each walk reads /proc once, so a process whose parent exits during a
-// walk can be missed by it, never by the next.
+// and again for five seconds (killFor), on after Tree.Stop has returned if
+// need be; what is left after that is left to init. Each walk reads /proc
+// once, so a process whose parent exits during a walk can be missed by it,
+// never by the next.
 package procs

@@ -20,8 +20,8 @@ const reaperArg = "__spear_reaper_5b7e21"
 
 // killFor bounds how long the reaper keeps finding and killing what is
 // left of a tree: a tree that forks faster than it is killed for that
-// long is given up on.
-const killFor = 500 * time.Millisecond
+// long is given up on. It runs on its own, Tree.Stop does not wait for it.
+const killFor = 5 * time.Second
 
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == reaperArg {
@@ -166,6 +166,11 @@ func (r *reaper) reap() {
 // namespace. Where the kernel has no pidfds, a deeper process is signalled
 // once its parents are dead and it is the reaper's own child.
 func (r *reaper) signalTree(sig syscall.Signal) {
+	// The program first, and at once: it is the likeliest to be starting
+	// more while the walk runs.
+	if !r.reaped {
+		syscall.Kill(r.program, sig)
+	}
 	for _, p := range descendants(r.self) {
 		if p.state == "Z" || p.state == "X" {
 			continue

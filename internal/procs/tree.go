@@ -127,8 +127,8 @@ func (t *Tree) Pid() int { return t.pid }
 
 // Exited is closed once the program has exited and everything it left
 // behind is gone (or, for a tree that forked faster than it could be
-// killed, once the reaper gave up; see the package's limits), and the
-// reaper has been reaped.
+// killed, once the reaper gave up on it; see the package's limits), and
+// the reaper has been reaped.
 func (t *Tree) Exited() <-chan struct{} { return t.exited }
 
 // Err returns, once Exited is closed, how the program ended, as
@@ -139,13 +139,16 @@ func (t *Tree) Err() error { return t.waitErr }
 // Stop stops the tree, politely first: it closes stdin (unless nil) and
 // waits up to grace for the program to exit; then the reaper sends SIGTERM
 // to every process of the tree and Stop waits up to grace again; then the
-// reaper sends SIGKILL to every process of the tree, again until none is
-// left. Whenever the program exits, what it left behind is killed at once.
-// Stop then waits up to a second for the reaper and reports whether the
-// tree is gone; it never blocks for much more than 2×grace plus a second.
-// Stop signals the reaper through os.Process, which does so only until
-// the reaper has been reaped (through a pidfd where the kernel has them),
-// so no signal reaches another process that took its pid.
+// reaper sends SIGKILL to every process of the tree, again and again until
+// none is left. Whenever the program exits, what it left behind is killed
+// at once. Stop then waits up to a second for the reaper and reports
+// whether the tree is gone; it never blocks for much more than 2×grace
+// plus a second. A reaper still killing then goes on without Stop (see
+// the package's limits); it is never killed, which would leave what
+// remains to init. Stop signals the reaper through os.Process, which does
+// so only until the reaper has been reaped (through a pidfd where the
+// kernel has them), so no signal reaches another process that took its
+// pid.
 func (t *Tree) Stop(stdin io.Closer, grace time.Duration) bool {
 	if stdin != nil {
 		stdin.Close()
@@ -156,11 +159,5 @@ func (t *Tree) Stop(stdin io.Closer, grace time.Duration) bool {
 			t.cmd.Process.Signal(syscall.SIGHUP)
 		}
 	}
-	if within(t.exited, time.Second) {
-		return true
-	}
-	// A reaper that does not finish: killing it kills the program (its
-	// parent-death signal); what else is left goes to init.
-	t.cmd.Process.Kill()
-	return false
+	return within(t.exited, time.Second)
 }

@@ -371,34 +371,31 @@ func TestTreeSparesOthers(t *testing.T) {
 }
 
 // TestTreeForker: a program that keeps starting processes as fast as it
-// can is stopped with all of them.
+// can (up to a few thousand, should the test fail) is stopped with all of
+// them; the reaper walks and kills until none is left.
 func TestTreeForker(t *testing.T) {
 	tag := fmt.Sprintf("forker-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { killWithCmdline(tag) })
 	inR, inW, _ := os.Pipe()
 	defer inW.Close()
-	tree, err := StartTree(Program{
-		Path: "/bin/sh", Args: []string{"sh", "-c", `trap "" TERM; while :; do sh -c "sleep 300; : $0" & done`, tag},
-		Stdin: inR,
-	})
+	script := `trap "" TERM; i=0; while [ $i -lt 3000 ]; do sh -c "sleep 300; : $0" & i=$((i+1)); done; wait`
+	tree, err := StartTree(Program{Path: "/bin/sh", Args: []string{"sh", "-c", script, tag}, Stdin: inR})
 	inR.Close()
 	if err != nil {
 		t.Skipf("no /bin/sh: %v", err)
 	}
-	defer tree.Stop(nil, 0)
-	time.Sleep(100 * time.Millisecond) // let it fork a while
-	if !tree.Stop(inW, 50*time.Millisecond) {
-		t.Error("Stop says the tree is not gone")
+	time.Sleep(50 * time.Millisecond) // let it fork a while
+	if len(withCmdline(tag)) == 0 {
+		t.Fatal("the program started nothing")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := withCmdline(tag)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d processes left, %v…", len(left), left[:min(5, len(left))])
-		}
-		time.Sleep(20 * time.Millisecond)
+	tree.Stop(inW, 50*time.Millisecond)
+	select {
+	case <-tree.Exited():
+	case <-time.After(killFor + 5*time.Second):
+		t.Fatal("the reaper did not finish")
+	}
+	if left := withCmdline(tag); len(left) > 0 {
+		t.Fatalf("%d processes left, %v…", len(left), left[:min(5, len(left))])
 	}
 }
 
@@ -414,6 +411,17 @@ func withCmdline(s string) []int {
 		}
 	}
 	return pids
+}
+
+// killWithCmdline kills the processes whose command line holds s, and
+// their children.
+func killWithCmdline(s string) {
+	for _, pid := range withCmdline(s) {
+		for _, p := range descendants(pid) {
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // TestTreeStatus: Err says how the program ended, as os/exec would.
