@@ -11,5 +11,7 @@
 // tools/list (following its pagination) and tools/call. Every request has
 // a deadline; a server that misbehaves is answered with a typed error,
 // never a panic, a hang or unbounded memory. Close stops the server and
-// everything in its process group, or closes the connection.
+// every process it started, in whatever process group or session, or
+// closes the connection: a started server runs under a reaper of its own
+// (procs.StartTree) that keeps its whole process tree within reach.
 package mcp

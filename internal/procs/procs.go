@@ -2,7 +2,6 @@ package procs
 
 import (
 	"errors"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -81,28 +80,6 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 
 // KillGroup sends SIGKILL to every process in the process group pgid.
 func KillGroup(pgid int) error { return signalGroup(pgid, syscall.SIGKILL) }
-
-// StopGroup stops the process group pgid, whose leader's exit closes
-// exited, politely first: it closes stdin (unless nil) and waits up to
-// grace for the leader to exit, then sends SIGTERM to the group and waits
-// up to grace again, then sends SIGKILL to the group. A last SIGKILL to the
-// group ends whatever the leader left behind, even when it exited on its
-// own. StopGroup then waits up to a second for the leader and reports
-// whether it has exited; it never blocks for much more than 2×grace plus a
-// second.
-func StopGroup(pgid int, stdin io.Closer, exited <-chan struct{}, grace time.Duration) bool {
-	if stdin != nil {
-		stdin.Close()
-	}
-	if !within(exited, grace) {
-		signalGroup(pgid, syscall.SIGTERM)
-		if !within(exited, grace) {
-			KillGroup(pgid)
-		}
-	}
-	KillGroup(pgid)
-	return within(exited, time.Second)
-}
 
 // within reports whether done is closed within d.
 func within(done <-chan struct{}, d time.Duration) bool {
