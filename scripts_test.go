@@ -113,7 +113,8 @@ func expandCmd(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // noprocs PATTERN waits up to 5 s until no process's command line holds
-// PATTERN (zombies excluded), and fails if one still does.
+// PATTERN (zombies excluded), and fails if one still does; ! noprocs fails
+// unless one does, and returns as soon as it finds one.
 func noprocsCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: noprocs PATTERN")
@@ -137,7 +138,7 @@ func noprocsCmd(ts *testscript.TestScript, neg bool, args []string) {
 				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 			}
 		}
-		if len(found) == 0 || time.Now().After(deadline) {
+		if len(found) == 0 || neg || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

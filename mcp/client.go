@@ -670,8 +670,8 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	return &res, nil
 }
 
-// Close ends the connection: it stops a started server and everything in
-// its process group and reaps it, or closes the connection given to
+// Close ends the connection: it stops a started server and every process
+// it started, and reaps it, or closes the connection given to
 // NewClient. Requests in progress and later ones fail with ErrClosed.
 // Close is safe to call more than once, never blocks for long and returns
 // nil.

@@ -12,6 +12,9 @@
 // a deadline; a server that misbehaves is answered with a typed error,
 // never a panic, a hang or unbounded memory. Lines that are not JSON at
 // all, such as a banner, are skipped and counted, up to a bound
-// (SkippedLines); a line that is JSON but not JSON-RPC is a protocol error. Close stops the server and
-// everything in its process group, or closes the connection.
+// (SkippedLines); a line that is JSON but not JSON-RPC is a protocol
+// error. Close stops the server and every process it started, in whatever
+// process group or session, or closes the connection: a started server
+// runs under a reaper of its own (procs.StartTree) that keeps its whole
+// process tree within reach.
 package mcp

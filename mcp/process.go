@@ -8,17 +8,16 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"spear/internal/procs"
 )
 
-// process is a started server: its pipes, its process group and its state.
+// process is a started server: its pipes, its process tree and its state.
 // As an io.ReadWriteCloser it is the stdio transport: it reads the
 // server's stdout, writes its stdin, and Close stops it.
 type process struct {
-	cmd    *exec.Cmd
+	tree   *procs.Tree
 	stdin  *os.File // our end of the server's stdin
 	stdout *os.File // our end of the server's stdout
 	stderr *os.File // our end of the server's stderr
@@ -26,9 +25,8 @@ type process struct {
 	pgid   int
 	grace  time.Duration // how long Close waits for each step
 
-	waited  chan struct{} // closed once the server has been reaped
-	waitErr error
-	drained chan struct{} // closed once stderr reached EOF or was closed
+	waited  <-chan struct{} // closed once the server and its tree are gone
+	drained chan struct{}   // closed once stderr reached EOF or was closed
 }
 
 // serverEnv builds a server's environment: PATH and HOME from getenv, then
@@ -50,27 +48,22 @@ func serverEnv(getenv func(string) string, extra map[string]string) []string {
 	return env
 }
 
-// startProcess starts the server named by opts in a process group of its own.
+// startProcess starts the server named by opts in a process group of its
+// own, under a reaper that keeps its whole process tree within reach
+// (procs.StartTree).
 func startProcess(opts *Options) (*process, error) {
 	if len(opts.Command) == 0 || opts.Command[0] == "" {
 		return nil, &StartError{Command: "(empty command)", Err: errors.New("the command is empty")}
 	}
 	name := opts.Command[0]
-	cmd := exec.Command(name, opts.Command[1:]...)
-	cmd.Env = serverEnv(opts.getenv(), opts.Env)
-	cmd.Dir = opts.Dir
-	// Setpgid puts the server and whatever it starts in one group that Close
-	// can signal as a whole; Pdeathsig stops the server if we die first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// exec.Command resolves a bare name through our PATH; the server's own
-	// PATH is the one it is given, and the lookup must use it.
+	path := name
+	// A bare name is looked up in the server's own PATH, the one it is
+	// given, not ours.
 	if !strings.Contains(name, "/") {
-		path, err := lookPath(name, opts.getenv()("PATH"))
-		if err != nil {
+		var err error
+		if path, err = lookPath(name, opts.getenv()("PATH")); err != nil {
 			return nil, &StartError{Command: name, Err: err}
 		}
-		cmd.Path = path
-		cmd.Err = nil
 	}
 
 	inR, inW, err := os.Pipe()
@@ -87,25 +80,24 @@ func startProcess(opts *Options) (*process, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, &StartError{Command: name, Err: err}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
+	tree, err := procs.StartTree(procs.Program{
+		Path: path, Args: opts.Command, Env: serverEnv(opts.getenv(), opts.Env), Dir: opts.Dir,
+		Stdin: inR, Stdout: outW, Stderr: errW,
+	})
+	closeAll(inR, outW, errW) // the server holds its own copies
+	if err != nil {
+		closeAll(inW, outR, errR)
 		return nil, &StartError{Command: name, Err: err}
 	}
-	closeAll(inR, outW, errW) // the child holds its own copies
 
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		tree: tree, stdin: inW, stdout: outR, stderr: errR,
 		tail:    newTailBuffer(opts.stderrTail()),
-		pgid:    cmd.Process.Pid,
+		pgid:    tree.Pid(),
 		grace:   opts.CloseGrace,
-		waited:  make(chan struct{}),
+		waited:  tree.Exited(),
 		drained: make(chan struct{}),
 	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.waited)
-	}()
 	go p.drainStderr(opts.Stderr)
 	return p, nil
 }
@@ -172,14 +164,15 @@ func (p *process) state() string {
 	default:
 		return "still running"
 	}
-	if p.waitErr == nil {
+	err := p.tree.Err()
+	if err == nil {
 		return "exit status 0"
 	}
 	var ee *exec.ExitError
-	if errors.As(p.waitErr, &ee) {
+	if errors.As(err, &ee) {
 		return ee.ProcessState.String()
 	}
-	return p.waitErr.Error()
+	return err.Error()
 }
 
 // exitedWithin reports whether the server has been reaped within d.
@@ -198,12 +191,14 @@ func (p *process) exitedWithin(d time.Duration) bool {
 // initiate shutdown by first closing the input stream to the child process,
 // waiting for the server to exit, or sending SIGTERM if the server does not
 // exit within a reasonable time; and then SIGKILL if the server does not
-// exit within a reasonable time after SIGTERM." Signals go to the whole
-// process group, and a final SIGKILL to the group ends anything the server
-// left behind. stop never blocks for more than about 2×grace plus a second.
+// exit within a reasonable time after SIGTERM." Signals go to the server's
+// whole process tree, whatever process group or session its processes
+// moved to, and whatever the server left behind is killed once it has
+// exited (procs.Tree.Stop). stop never blocks for more than about 2×grace
+// plus a second.
 func (p *process) stop(grace time.Duration) {
-	procs.StopGroup(p.pgid, p.stdin, p.waited, grace)
-	// Let stderr drain what the group wrote, then close our ends so no
+	p.tree.Stop(p.stdin, grace)
+	// Let stderr drain what the tree wrote, then close our ends so no
 	// reader can stay blocked on a pipe a stray process still holds.
 	select {
 	case <-p.drained:
@@ -249,8 +244,8 @@ func (t *tailBuffer) String() string {
 // own, with no client speaking to it: the stdio transport on its own, for a
 // caller that relays the server's messages rather than making requests.
 // Read reads the server's stdout, Write writes its stdin, and Close stops
-// it as Client.Close would: stdin closed, then SIGTERM, then SIGKILL, to the
-// whole process group.
+// it as Client.Close would: stdin closed, then SIGTERM, then SIGKILL, to its
+// whole process tree.
 type Process struct {
 	p       *process
 	once    sync.Once
@@ -275,10 +270,10 @@ func (p *Process) Read(b []byte) (int, error) { return p.p.Read(b) }
 // Write writes to the server's stdin.
 func (p *Process) Write(b []byte) (int, error) { return p.p.Write(b) }
 
-// Close stops the server and everything in its process group, and reaps
-// it; it never blocks for more than about 2×CloseGrace plus a second. It is
-// safe to call more than once, from any goroutine: later calls wait for
-// the first. It returns nil.
+// Close stops the server and every process it started, and reaps the
+// server; it never blocks for more than about 2×CloseGrace plus a second.
+// It is safe to call more than once, from any goroutine: later calls wait
+// for the first. It returns nil.
 func (p *Process) Close() error {
 	p.once.Do(func() {
 		p.p.Close()
@@ -291,7 +286,8 @@ func (p *Process) Close() error {
 // Pid returns the server's process id, which is also its process group id.
 func (p *Process) Pid() int { return p.p.pgid }
 
-// Exited is closed once the server has exited and been reaped.
+// Exited is closed once the server has exited and been reaped, and
+// whatever it left behind has been killed.
 func (p *Process) Exited() <-chan struct{} { return p.p.waited }
 
 // State says how the server ended, such as "exit status 1" or "signal:

@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"spear/internal/procs"
 )
 
 // TestStartProcess: a process without a client is the stdio transport on
@@ -72,4 +76,53 @@ func TestLookPathSkipsRelative(t *testing.T) {
 	if got, err := lookPath("planted", ":"+abs); err != nil || got != filepath.Join(abs, "planted") {
 		t.Errorf("an absolute entry: %q %v", got, err)
 	}
+}
+
+// TestCloseStopsDetachedGrandchildren: Close stops the grandchild a
+// server started however it left the server's process group: a group of
+// its own (setpgid), a session of its own (setsid), or orphaned in a
+// session of its own by a parent that exited (daemon); with Client.Close
+// and Process.Close alike, whether the server heeds stdin or not.
+func TestCloseStopsDetachedGrandchildren(t *testing.T) {
+	for _, detach := range []string{"setpgid", "setsid", "daemon"} {
+		for _, behave := range []string{"grandchild", "ignore-term,grandchild"} {
+			t.Run(detach+"/"+behave, func(t *testing.T) {
+				t.Parallel()
+				opts := fake("-behave", behave, "-detach", detach)
+				opts.CloseGrace = 100 * time.Millisecond
+				p, err := StartProcess(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				grandchild := reportedGrandchild(t, p.Stderr)
+				if !procs.Alive(grandchild) {
+					t.Fatalf("the grandchild %d is not running before Close", grandchild)
+				}
+				p.Close()
+				assertGone(t, p.Pid())
+				assertGone(t, grandchild)
+			})
+		}
+	}
+	c := connect(t, fake("-behave", "grandchild", "-detach", "daemon"))
+	grandchild := reportedGrandchild(t, c.Stderr)
+	c.Close()
+	assertGone(t, c.Pid())
+	assertGone(t, grandchild)
+}
+
+// reportedGrandchild waits for the fake server to say its grandchild's pid
+// on stderr.
+func reportedGrandchild(t *testing.T, stderr func() string) int {
+	t.Helper()
+	re := regexp.MustCompile(`grandchild (\d+)`)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := re.FindStringSubmatch(stderr()); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			return pid
+		}
+	}
+	t.Fatal("the fake server did not report its grandchild")
+	return 0
 }

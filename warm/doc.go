@@ -17,8 +17,8 @@
 // registry entry it was started from; a call server serves one connection
 // and stops after it. Servers stop when idle, on shutdown, on failure, or
 // (a changed entry) once their callers are done; every stop closes stdin,
-// then sends SIGTERM, then SIGKILL to the whole process group, and is
-// recorded in the audit trail with why.
+// then sends SIGTERM, then SIGKILL to the server's whole process tree, and
+// is recorded in the audit trail with why.
 //
 // The host holds no policy: admission, schemas, write policy, framing and
 // the audit of calls stay in the gateway on the other end of the socket.

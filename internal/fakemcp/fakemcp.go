@@ -6,9 +6,10 @@
 // writer, for tests that need no process. Some behaviours only make sense
 // for a process and Serve refuses them: flood-stderr (floods the process's
 // stderr), ignore-term (ignores SIGTERM and never exits) and grandchild
-// (starts a child process). In-process, -exit-at makes Serve return 3
-// instead of exiting, and the env and whoami tools report the test
-// process's own environment and pid.
+// (starts a child process, which -detach can move out of the server's
+// process group or session, or leave orphaned). In-process, -exit-at makes
+// Serve return 3 instead of exiting, and the env and whoami tools report
+// the test process's own environment and pid.
 package fakemcp
 
 import (
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,12 @@ var (
 	processOnly = []string{"flood-stderr", "ignore-term", "grandchild"}
 )
 
+// detachments that -detach accepts: the grandchild calls setpgid (a
+// process group of its own), or setsid (a session of its own), or is
+// started by a child that calls setsid and exits at once, so that the
+// grandchild is orphaned in a session of its own (daemon).
+var detachments = []string{"setpgid", "setsid", "daemon"}
+
 // config is what the flags say.
 type config struct {
 	version    string
@@ -61,6 +69,7 @@ type config struct {
 	startDelay time.Duration
 	callDelay  time.Duration
 	tag        string
+	detach     string
 	whoami     bool
 	banner     int
 }
@@ -82,6 +91,7 @@ func parseArgs(args []string, diag io.Writer) (*config, error) {
 	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep before reading anything")
 	fs.DurationVar(&c.callDelay, "call-delay", 0, "sleep before answering tools/call")
 	fs.StringVar(&c.tag, "tag", "", "a word the grandchild's command line carries, to find it by")
+	fs.StringVar(&c.detach, "detach", "", "how the grandchild leaves the server: "+strings.Join(detachments, ", "))
 	fs.BoolVar(&c.whoami, "whoami", false, "also offer the tool whoami: the server's pid and how many tools/call it has received")
 	fs.IntVar(&c.banner, "banner", 0, "write this many lines that are not JSON on stdout before reading anything")
 	if err := fs.Parse(args); err != nil {
@@ -97,6 +107,11 @@ func parseArgs(args []string, diag io.Writer) (*config, error) {
 			return nil, err
 		}
 		c.mode[b] = true
+	}
+	if c.detach != "" && !slices.Contains(detachments, c.detach) {
+		err := fmt.Errorf("unknown detachment %q; known are %s", c.detach, strings.Join(detachments, ", "))
+		fmt.Fprintln(diag, "fake-mcp:", err)
+		return nil, err
 	}
 	return c, nil
 }
@@ -143,12 +158,8 @@ func Main(args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	if s.mode["grandchild"] {
-		cmd := exec.Command("sleep", "300")
-		if s.tag != "" {
-			cmd = exec.Command("sh", "-c", "sleep 300; : "+s.tag)
-		}
-		if err := cmd.Start(); err == nil {
-			fmt.Fprintf(os.Stderr, "grandchild %d\n", cmd.Process.Pid)
+		if pid, err := s.grandchild(); err == nil {
+			fmt.Fprintf(os.Stderr, "grandchild %d\n", pid)
 		}
 	}
 	if s.mode["flood-stderr"] {
@@ -164,6 +175,37 @@ func Main(args []string) int {
 		select {} // a server that closes nothing and ignores SIGTERM
 	}
 	return status
+}
+
+// grandchild starts a process that sleeps (its command line carries the
+// tag), detached from the server as -detach says, and returns its pid.
+func (s *server) grandchild() (int, error) {
+	script := "sleep 300"
+	if s.tag != "" {
+		script += "; : " + s.tag
+	}
+	cmd := exec.Command("sh", "-c", script)
+	switch s.detach {
+	case "setpgid":
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	case "setsid":
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	case "daemon":
+		// The middle shell makes its own session, starts the sleeper in
+		// the background, says its pid and exits: the sleeper is orphaned.
+		cmd = exec.Command("sh", "-c", `sh -c "$0" </dev/null >/dev/null 2>&1 & echo $!`, script)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		out, err := cmd.Output()
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	go cmd.Wait()
+	return cmd.Process.Pid, nil
 }
 
 // Serve runs the server inside the calling process: it reads requests from

@@ -1,10 +1,7 @@
-// Package procs looks after processes: it reads their state from /proc and
-// stops their process groups.
 package procs
 
 import (
 	"errors"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -26,6 +23,7 @@ type procStat struct {
 	comm  string
 	state string
 	ppid  int
+	start uint64 // clock ticks after boot: with the pid, the process's identity
 }
 
 // stat reads /proc/PID/stat; the command name may hold spaces and
@@ -40,12 +38,14 @@ func stat(pid int) (procStat, error) {
 	if open < 0 || close < open {
 		return procStat{}, os.ErrInvalid
 	}
+	// Fields 3 onwards of proc(5): state, ppid, …, starttime (22).
 	fields := strings.Fields(s[close+1:])
-	if len(fields) < 2 {
+	if len(fields) < 20 {
 		return procStat{}, os.ErrInvalid
 	}
 	ppid, _ := strconv.Atoi(fields[1])
-	return procStat{comm: s[open+1 : close], state: fields[0], ppid: ppid}, nil
+	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	return procStat{comm: s[open+1 : close], state: fields[0], ppid: ppid, start: start}, nil
 }
 
 // Ancestors returns the command names of pid's ancestors, nearest first,
@@ -74,28 +74,6 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 
 // KillGroup sends SIGKILL to every process in the process group pgid.
 func KillGroup(pgid int) error { return signalGroup(pgid, syscall.SIGKILL) }
-
-// StopGroup stops the process group pgid, whose leader's exit closes
-// exited, politely first: it closes stdin (unless nil) and waits up to
-// grace for the leader to exit, then sends SIGTERM to the group and waits
-// up to grace again, then sends SIGKILL to the group. A last SIGKILL to the
-// group ends whatever the leader left behind, even when it exited on its
-// own. StopGroup then waits up to a second for the leader and reports
-// whether it has exited; it never blocks for much more than 2×grace plus a
-// second.
-func StopGroup(pgid int, stdin io.Closer, exited <-chan struct{}, grace time.Duration) bool {
-	if stdin != nil {
-		stdin.Close()
-	}
-	if !within(exited, grace) {
-		signalGroup(pgid, syscall.SIGTERM)
-		if !within(exited, grace) {
-			KillGroup(pgid)
-		}
-	}
-	KillGroup(pgid)
-	return within(exited, time.Second)
-}
 
 // within reports whether done is closed within d.
 func within(done <-chan struct{}, d time.Duration) bool {

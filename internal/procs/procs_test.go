@@ -51,39 +51,6 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
-func TestStopGroup(t *testing.T) {
-	cases := []struct {
-		name   string
-		script string // prints the pid of a process that must end too
-		max    time.Duration
-	}{
-		// The leader leaves when its stdin closes; its background child
-		// stays until the last SIGKILL.
-		{"stdin", `sleep 300 & echo $!; cat >/dev/null`, time.Second},
-		// The leader ignores its stdin and leaves on SIGTERM.
-		{"term", `echo $$; exec sleep 300`, 2 * time.Second},
-		// Nothing in the group heeds SIGTERM.
-		{"kill", `trap "" TERM; sleep 300 & echo $!; wait; wait`, 2 * time.Second},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			pgid, stdin, exited, line := group(t, tc.script)
-			other, err := strconv.Atoi(line)
-			if err != nil {
-				t.Fatalf("script printed %q", line)
-			}
-			start := time.Now()
-			if !StopGroup(pgid, stdin, exited, 200*time.Millisecond) {
-				t.Error("StopGroup says the leader did not exit")
-			}
-			if d := time.Since(start); d > tc.max {
-				t.Errorf("StopGroup took %s", d)
-			}
-			waitGone(t, other)
-		})
-	}
-}
-
 func TestKillGroup(t *testing.T) {
 	pgid, _, exited, line := group(t, `sleep 300 & echo $!; wait`)
 	child, _ := strconv.Atoi(line)
