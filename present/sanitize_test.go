@@ -106,3 +106,14 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+// A refusal may quote a provider's words: its line is cleaned, kept on one
+// line, and its spacing otherwise kept as it is (hints hold JSON).
+func TestWriteRefusalCleans(t *testing.T) {
+	var b strings.Builder
+	WriteRefusal(&b, "(root): x\x1b]0;owned\x07 is required\nnext\u202e", `invoke p/t '{"a":  "b"}'`)
+	want := "spear-capability: refused: (root): x is required next\nspear-capability: hint: invoke p/t '{\"a\":  \"b\"}'\n"
+	if b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
+	}
+}

@@ -14,17 +14,34 @@ import (
 // command written the right way when that is knowable, and returns
 // outcome.ExitRefused.
 func WriteRefusal(w io.Writer, why, hint string) int {
-	fmt.Fprintf(w, "%s: refused: %s\n", outcome.Command, why)
+	fmt.Fprintf(w, "%s: refused: %s\n", outcome.Command, lineShown(why))
 	if hint != "" {
-		fmt.Fprintf(w, "%s: hint: %s\n", outcome.Command, hint)
+		fmt.Fprintf(w, "%s: hint: %s\n", outcome.Command, lineShown(hint))
 	}
 	return outcome.ExitRefused
+}
+
+// MaxLineShown bounds, in runes, a refusal's or an unavailable provider's
+// line. Such a line may quote what a provider said (a schema's property
+// names, patterns, an error message), so it is cleaned like any provider
+// text and kept on one line.
+const MaxLineShown = 4000
+
+// lineShown is s cleaned (see Clean), with line breaks and tabs as spaces
+// and nothing else of its spacing changed, at most MaxLineShown runes.
+func lineShown(s string) string {
+	return Bound(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, Clean(s)), MaxLineShown)
 }
 
 // WriteUnavailable writes an unavailable provider's line and returns
 // outcome.ExitUnavailable.
 func WriteUnavailable(w io.Writer, provider, why string) int {
-	fmt.Fprintf(w, "%s: unavailable: %s: %s\n", outcome.Command, provider, why)
+	fmt.Fprintf(w, "%s: unavailable: %s: %s\n", outcome.Command, lineShown(provider), lineShown(why))
 	return outcome.ExitUnavailable
 }
 
