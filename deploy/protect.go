@@ -2,7 +2,9 @@ package deploy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,9 +56,19 @@ func (s Settings) Protected() (Protection, error) {
 		return p, err
 	}
 	for _, path := range private {
-		if _, err := os.Lstat(path); err == nil && !inside(p.Hide, path) {
-			p.Hide = append(p.Hide, path)
+		if inside(p.Hide, path) {
+			continue
 		}
+		// A private path that does not exist yet (an install directory
+		// before the provider's first run) is made, as an empty
+		// directory, so that it can be kept from the turn: otherwise the
+		// turn could make it first and fill it with code of its own.
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(path, 0o700); err != nil {
+				return p, fmt.Errorf("creating the private path %s, which does not exist yet, so that the turn's shell can be kept out of it: %w", path, err)
+			}
+		}
+		p.Hide = append(p.Hide, path)
 	}
 	if s.TurnFile != "" && !inside(p.Hide, s.TurnFile) {
 		if _, err := os.Stat(s.TurnFile); err == nil {

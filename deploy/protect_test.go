@@ -17,7 +17,8 @@ func TestProtected(t *testing.T) {
 	os.WriteFile(turn, []byte("{}"), 0o644)
 	caps := filepath.Join(ext, "capabilities.json")
 	// one valid entry, one invalid for another reason: both keep their
-	// private paths; a missing private path and a relative one are skipped
+	// private paths; a missing private path is made (an empty directory,
+	// so that the turn cannot make it first) and a relative one skipped
 	os.WriteFile(caps, []byte(`{"providers": [
 		{"id": "a", "command": ["x"], "private": ["`+token+`", "`+filepath.Join(root, "missing")+`"]},
 		{"id": "B", "command": 3, "private": ["`+filepath.Join(root, "install")+`", "rel"]}]}`), 0o600)
@@ -36,7 +37,7 @@ func TestProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{caps, filepath.Join(root, "cfg"), filepath.Join(root, "install"), filepath.Join(root, "logs"), filepath.Join(root, "state"), token}
+	want := []string{caps, filepath.Join(root, "cfg"), filepath.Join(root, "install"), filepath.Join(root, "logs"), filepath.Join(root, "missing"), filepath.Join(root, "state"), token}
 	slices.Sort(want)
 	if !slices.Equal(p.Hide, want) {
 		t.Errorf("hide %v\nwant %v", p.Hide, want)
@@ -44,7 +45,7 @@ func TestProtected(t *testing.T) {
 	if !slices.Equal(p.ReadOnly, []string{turn}) {
 		t.Errorf("read-only %v", p.ReadOnly)
 	}
-	for _, d := range []string{"cfg", "state", "logs"} {
+	for _, d := range []string{"cfg", "state", "logs", "missing"} {
 		if fi, err := os.Stat(filepath.Join(root, d)); err != nil || fi.Mode().Perm() != 0o700 {
 			t.Errorf("%s not created 0700: %v", d, err)
 		}
