@@ -93,10 +93,11 @@ func (o *Options) withDefaults() Options {
 	return c
 }
 
-// maxServerRequests bounds the answers to the server's own requests that
+// MaxServerRequests bounds the answers to the server's own requests that
 // wait to be written: a server that keeps asking without reading the
-// answers breaks the protocol.
-const maxServerRequests = 64
+// answers breaks the protocol. The session process's relay keeps the same
+// bound.
+const MaxServerRequests = 64
 
 // Client is a connection to one server. Its methods are safe for
 // concurrent use.
@@ -181,7 +182,7 @@ func newClient(conn io.ReadWriteCloser, proc *process, opts Options) *Client {
 	c := &Client{
 		opts: opts, conn: conn, proc: proc,
 		lastWrite: make(chan struct{}),
-		answers:   make(chan struct{}, maxServerRequests),
+		answers:   make(chan struct{}, MaxServerRequests),
 		pending:   map[int64]chan *message{},
 		done:      make(chan struct{}),
 		readDone:  make(chan struct{}),
@@ -360,7 +361,7 @@ func (c *Client) answerServerRequest(m *message) {
 	select {
 	case c.answers <- struct{}{}:
 	default:
-		c.fail(&ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", maxServerRequests)})
+		c.fail(&ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", MaxServerRequests)})
 		c.stop()
 		return
 	}

@@ -307,7 +307,7 @@ func TestServerRequestsWithoutReading(t *testing.T) {
 	defer serverIn.Close()
 	c := NewClient(halfPipe{fromServer, toServer}, Options{})
 	defer c.Close()
-	for i := 0; i <= maxServerRequests+1; i++ {
+	for i := 0; i <= MaxServerRequests+1; i++ {
 		if _, err := fmt.Fprintf(serverOut, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i); err != nil {
 			break // the client has given up and closed its end
 		}

@@ -46,7 +46,8 @@ type server struct {
 	skipped  mcp.SkippedLines // lines of its stdout that are not JSON at all
 	started  int              // skipped.Lines when provider_started was recorded
 
-	wmu sync.Mutex // one write at a time to the server's stdin
+	wmu     sync.Mutex    // one write at a time to the server's stdin
+	answers chan struct{} // a token for each answer to its own requests not yet written
 }
 
 // route is a request in flight: whose it is and the id it came with. The
@@ -61,7 +62,8 @@ func newServer(h *Host, provider string, e Entry, turn string) *server {
 	return &server{
 		h: h, provider: provider, entry: e, hash: e.Hash(), timeout: e.timeout(),
 		ready: make(chan struct{}), routes: map[int64]*route{}, callers: map[*caller]bool{},
-		turn: turn, gone: make(chan struct{}), nextID: 1,
+		answers: make(chan struct{}, mcp.MaxServerRequests),
+		turn:    turn, gone: make(chan struct{}), nextID: 1,
 	}
 }
 
@@ -225,7 +227,20 @@ func (s *server) readLoop() {
 			if m.method != "ping" {
 				answer = response(m.id, nil, mcp.CodeMethodNotFound, "method not found: "+m.method)
 			}
-			go s.write(answer)
+			// Each answer is written by a goroutine of its own, so that
+			// reading never waits for writing; a server that asks more
+			// than a client would let it without reading the answers
+			// has broken the protocol, as it has for a client.
+			select {
+			case s.answers <- struct{}{}:
+			default:
+				s.failed(&mcp.ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", mcp.MaxServerRequests)})
+				return
+			}
+			go func() {
+				defer func() { <-s.answers }()
+				s.write(answer)
+			}()
 		case kindNotification:
 		case kindResponse:
 			s.deliver(m)
