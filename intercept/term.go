@@ -84,9 +84,10 @@ func (t *Shim) passThrough() int {
 
 // The persistent shell's prelude: fd 3 (the script) is closed once bash has
 // opened it, the status pipe moves to fd 99, and Ctrl-C interrupts a command
-// without ending the shell.
+// without ending the shell. A status goes out as "N TAG", TAG being the
+// submission's own random tag (see shell.run).
 const prelude = `exec 3<&- 99>&4 4>&-
-__spear_status() { builtin printf '%d\n' "$1" >&99; return "$1"; }
+__spear_status() { builtin printf '%d %s\n' "$1" "$2" >&99; return "$1"; }
 __spear_return() { return "$1"; }
 trap : INT
 `
@@ -95,7 +96,7 @@ trap : INT
 type shell struct {
 	cmd    *exec.Cmd
 	script *os.File      // we write submissions here
-	status chan int      // it reports each status here; closed when that ends
+	status chan report   // it reports each status here; closed when that ends
 	exited chan struct{} // closed once it has exited and been reaped
 	err    error         // what reaping it returned, once exited is closed
 }
@@ -132,7 +133,7 @@ func (t *Shim) startShell(sa realshell.Args) (*shell, error) {
 		closeFiles(scriptW, statusR)
 		return nil, err
 	}
-	sh := &shell{cmd: cmd, script: scriptW, status: make(chan int), exited: make(chan struct{})}
+	sh := &shell{cmd: cmd, script: scriptW, status: make(chan report), exited: make(chan struct{})}
 	go func() {
 		sh.err = cmd.Wait()
 		close(sh.exited)
@@ -150,51 +151,92 @@ func closeFiles(files ...*os.File) {
 	}
 }
 
+// report is one line of the status pipe: a status and the tag it came with.
+type report struct {
+	status int
+	tag    string
+}
+
+// maxReportLine bounds a line of the status pipe; a longer one is no status.
+const maxReportLine = 64
+
 // run hands one ordinary submission to the shell and waits for its status.
 // The text travels in a here-document under a delimiter it cannot contain
 // and runs through eval, so a syntax error is reported by bash without
 // ending the shell, and $? is the previous submission's status.
+//
+// The submission runs without the status pipe (99>&- on the eval), so
+// neither it nor what it leaves running can write there, and its status
+// comes back with a tag drawn for it alone: a line without that tag (a
+// forged status, a stray write) is dropped, and never shifts the statuses
+// that follow. A turn that rewrites its own shell's functions or traps can
+// still misreport its own submissions' statuses, as `; true` would; an
+// answered invocation's status never comes from the shell.
 func (sh *shell) run(src string) (status int, alive bool) {
 	delim := newDelimiter(src)
+	tag := newTag()
 	block := "__spear_last=$?\nIFS= builtin read -r -d '' __spear_cmd <<'" + delim + "'\n" + src
 	if !strings.HasSuffix(src, "\n") {
 		block += "\n"
 	}
-	block += delim + "\n__spear_return \"$__spear_last\"; builtin eval \"$__spear_cmd\"; __spear_status \"$?\"\n"
+	block += delim + "\n__spear_return \"$__spear_last\"; builtin eval \"$__spear_cmd\" 99>&-; __spear_status \"$?\" " + tag + "\n"
 	if _, err := io.WriteString(sh.script, block); err != nil {
 		return 0, false
 	}
 	// A command the shell left running may hold the status pipe open
 	// after the shell itself has gone.
-	select {
-	case n, ok := <-sh.status:
-		return n, ok
-	case <-sh.exited:
-		return 0, false
+	for {
+		select {
+		case r, ok := <-sh.status:
+			if !ok {
+				return 0, false
+			}
+			if r.tag == tag {
+				return r.status, true
+			}
+		case <-sh.exited:
+			return 0, false
+		}
 	}
 }
 
-// readStatus passes on each status the shell reports, until the pipe ends,
-// a line is not a status, or the shell has exited.
+// readStatus passes on each status the shell reports, with its tag, until
+// the pipe ends or the shell has exited. A line that is not "N TAG", or is
+// longer than maxReportLine, is dropped.
 func (sh *shell) readStatus(r *os.File) {
 	defer r.Close()
 	defer close(sh.status)
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, maxReportLine)
 	for {
-		line, err := br.ReadString('\n')
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// too long for a status: drop it through its end
+			for err == bufio.ErrBufferFull {
+				_, err = br.ReadSlice('\n')
+			}
+			continue
+		}
 		if err != nil {
 			return
 		}
-		n, err := strconv.Atoi(strings.TrimSpace(line))
-		if err != nil {
-			return
+		num, tag, ok := strings.Cut(strings.TrimSpace(string(line)), " ")
+		n, nerr := strconv.Atoi(num)
+		if !ok || nerr != nil {
+			continue
 		}
 		select {
-		case sh.status <- n:
+		case sh.status <- report{n, tag}:
 		case <-sh.exited:
 			return
 		}
 	}
+}
+
+// newTag is a status tag no one can guess.
+func newTag() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func newDelimiter(src string) string {
