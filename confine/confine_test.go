@@ -76,7 +76,10 @@ func newTree(t testing.TB, uid int) (tree, Policy) {
 	}))
 	must(t, os.Chmod(base, 0o755))
 	return tr, Policy{
-		Hide:     []string{tr.HiddenDir, tr.HiddenFile, tr.Alias},
+		// The real path: a policy that names the alias is refused (see
+		// TestPlanRefusesRepointableLink); reading through it still
+		// meets the hidden directory.
+		Hide:     []string{tr.HiddenDir, tr.HiddenFile, tr.AliasReal},
 		ReadOnly: []string{tr.ReadOnly},
 	}
 }
@@ -394,5 +397,24 @@ func TestInside(t *testing.T) {
 	}
 	if got := mountSource([]byte("garbage")); got != "" {
 		t.Errorf("mountSource(garbage) = %q", got)
+	}
+}
+
+// A path that goes through a symbolic link in a directory the shell could
+// write is refused: the shell could remove the link and put its own
+// directory there, which the deployment would read. A link inside a hidden
+// directory is out of the shell's reach and allowed.
+func TestPlanRefusesRepointableLink(t *testing.T) {
+	tr, p := newTree(t, os.Getuid())
+	p.Hide = append(p.Hide, tr.Alias)
+	_, err := newPlan(p)
+	if err == nil || !strings.Contains(err.Error(), "goes through the symbolic link "+filepath.Join(tr.Base, "alias")) || !strings.Contains(err.Error(), tr.AliasReal) {
+		t.Fatalf("newPlan with %s: %v", tr.Alias, err)
+	}
+	inner := filepath.Join(tr.HiddenDir, "inner-link")
+	must(t, os.Symlink(".", inner))
+	p.Hide = append(p.Hide[:len(p.Hide)-1], filepath.Join(inner, "registry"))
+	if _, err := newPlan(p); err != nil {
+		t.Errorf("a link inside a hidden directory: %v", err)
 	}
 }

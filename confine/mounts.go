@@ -103,6 +103,20 @@ func newPlan(p Policy) (*plan, error) {
 		return false
 	}
 
+	// A symbolic link on the way to a path is not covered by any mount:
+	// where the shell can write its directory, it could remove the link
+	// and put a directory of its own in its place, which the deployment,
+	// reading the path as given, would then take for its own.
+	for _, t := range targets {
+		if link := repointableLink(t.given, covered); link != "" {
+			kind := "read-only"
+			if t.hide {
+				kind = "hidden"
+			}
+			return nil, fmt.Errorf("confine: %s path %s goes through the symbolic link %s, in a directory the turn's shell could write, so the shell could re-point it; name the path without links (%s), and have whatever reads it use that path", kind, t.given, link, t.real)
+		}
+	}
+
 	pl := &plan{}
 	seen := map[string]bool{}
 	pins := map[string]bool{}
@@ -149,6 +163,33 @@ func newPlan(p Policy) (*plan, error) {
 	byDepth(pl.pins)
 	byDepth(pl.hideDirs)
 	return pl, nil
+}
+
+// repointableLink returns the first symbolic link on the way to path (path
+// itself included) whose directory this process can write and that no
+// hidden directory covers (covered), or "". The shell runs as the same
+// user, so what this process can write there, the shell could too.
+func repointableLink(path string, covered func(string, bool) bool) string {
+	parts := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	p := ""
+	for _, part := range parts {
+		p += "/" + part
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		dir := filepath.Dir(p)
+		if real, err := filepath.EvalSymlinks(dir); err == nil && covered(real, false) {
+			continue
+		}
+		if unix.Access(dir, unix.W_OK) == nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // ancestors returns the directories above path, without "/", shallowest

@@ -169,9 +169,10 @@ const maxReportLine = 64
 // neither it nor what it leaves running can write there, and its status
 // comes back with a tag drawn for it alone: a line without that tag (a
 // forged status, a stray write) is dropped, and never shifts the statuses
-// that follow. A turn that rewrites its own shell's functions or traps can
-// still misreport its own submissions' statuses, as `; true` would; an
-// answered invocation's status never comes from the shell.
+// that follow. A turn that takes over its own shell (its functions or
+// traps, or its input on descriptor 255) can still misreport its own
+// submissions' statuses, as `; true` would, or keep later ones from
+// running; an answered invocation's status never comes from the shell.
 func (sh *shell) run(src string) (status int, alive bool) {
 	delim := newDelimiter(src)
 	tag := newTag()
