@@ -271,6 +271,9 @@ func decodeProvider(path string, i int, raw json.RawMessage) (*Provider, *Proble
 				if !filepath.IsAbs(path) {
 					return nil, bad(k, "%q is not an absolute path", path)
 				}
+				if HasDotDot(path) {
+					return nil, bad(k, "%q has a \"..\" in it; name the path without one", path)
+				}
 				p.Private[i] = filepath.Clean(path)
 			}
 		case "lifetime":

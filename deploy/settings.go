@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,9 @@ const DefaultMaxOutput = 64 << 10
 // the deployment's files in whatever directory the process runs in.
 var ErrNoHome = errors.New("HOME is not set, so the deployment's files have no default place")
 
+// errDotDot is a setting's path with a ".." element (see HasDotDot).
+var errDotDot = errors.New(`has a ".." in it, which a symbolic link before it would make mean another place`)
+
 // SettingsError says which setting cannot be resolved and which variables
 // to set.
 type SettingsError struct {
@@ -57,6 +61,9 @@ type SettingsError struct {
 }
 
 func (e *SettingsError) Error() string {
+	if errors.Is(e.Err, errDotDot) {
+		return fmt.Sprintf("the %s is refused: %v; set %s to the path without it", e.Setting, e.Err, e.Vars)
+	}
 	if e.Vars == "SPEAR_CONFINE" {
 		return fmt.Sprintf("the %s is wrong: %v; set SPEAR_CONFINE to on (the default) or off", e.Setting, e.Err)
 	}
@@ -91,6 +98,14 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 	default:
 		// Anything but off keeps the confinement: a typo never lowers it.
 		return s, &SettingsError{Setting: "confinement setting", Vars: "SPEAR_CONFINE", Err: fmt.Errorf("%q is neither on nor off", v)}
+	}
+	// A ".." after a symbolic link means one place to the kernel and
+	// another to filepath.Join, which drops it as text: the confinement
+	// would cover one directory and the gateway read the other.
+	for _, name := range []string{"SPEAR_CONFIG_DIR", "SPEAR_PROJECTS_FILE", "SPEAR_CAPABILITIES_FILE", "SPEAR_TURN_FILE", "SPEAR_STATE_DIR", "SPEAR_AUDIT_FILE", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		if v := getenv(name); HasDotDot(v) {
+			return s, &SettingsError{Setting: "path " + name + " names", Vars: name, Err: fmt.Errorf("%q %w", v, errDotDot)}
+		}
 	}
 	underHome := func(xdgVar string, parts ...string) (string, bool) {
 		if x := getenv(xdgVar); filepath.IsAbs(x) {
@@ -153,4 +168,17 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 		s.MaxOutput = n
 	}
 	return s, nil
+}
+
+// HasDotDot reports whether path has a ".." element. Such a path names one
+// place to the kernel, which resolves a symbolic link before the "..", and
+// another once filepath.Clean has dropped the pair as text; the deployment
+// refuses it rather than guess.
+func HasDotDot(path string) bool {
+	for _, e := range strings.Split(path, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
 }

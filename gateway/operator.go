@@ -75,6 +75,9 @@ func problemReports(ps []deploy.Problem) []ProblemReport {
 // parallel (only the admitted ones when preview names a turn), listing its
 // tools. It never calls a tool.
 func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *Selection, error) {
+	if g.SettingsErr != nil {
+		return nil, nil, g.SettingsErr
+	}
 	r := &Report{Registry: g.Settings.CapabilitiesFile, Projects: g.Settings.ProjectsFile, Providers: []ProviderReport{}, Problems: []ProblemReport{}}
 	var refuse string
 	r.Terminal, refuse = g.Confinement()

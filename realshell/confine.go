@@ -1,6 +1,7 @@
 package realshell
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 
@@ -14,24 +15,27 @@ import (
 // processes outside out of reach (docs/security.md).
 type DeploymentConfiner struct {
 	Settings deploy.Settings
-	// NoSettings is true when the settings could not be resolved (no HOME,
-	// say): then nothing of the deployment can be found, and the shell is
-	// confined with an empty policy.
-	NoSettings bool
+	// SettingsErr is why the settings could not be resolved, or nil.
+	// Without HOME (deploy.ErrNoHome) nothing of the deployment can be
+	// found, and the shell is confined with an empty policy; any other
+	// error (a relative path, a ".." in one) leaves unknown what to keep
+	// from the shell, and it is not started.
+	SettingsErr error
 }
 
 // NewConfiner returns how spear-term confines its shell: nil when the
-// operator turned the confinement off (SPEAR_CONFINE=off) or when this
-// system cannot confine; the gateway then offers the turn nothing, unless
+// operator turned the confinement off (SPEAR_CONFINE=off, which settings
+// that are otherwise wrong still honour) or when this system cannot
+// confine; the gateway then offers the turn nothing, unless
 // it was turned off, and says why.
 func NewConfiner(s deploy.Settings, settingsErr error) Confiner {
-	if settingsErr == nil && !s.Confine {
+	if !s.Confine {
 		return nil
 	}
 	if !confine.Probe().OK {
 		return nil
 	}
-	return &DeploymentConfiner{Settings: s, NoSettings: settingsErr != nil}
+	return &DeploymentConfiner{Settings: s, SettingsErr: settingsErr}
 }
 
 func (c *DeploymentConfiner) policy() (confine.Policy, error) {
@@ -39,8 +43,11 @@ func (c *DeploymentConfiner) policy() (confine.Policy, error) {
 	// next command from the harness included: the turn keeps them as
 	// they are installed.
 	installed := handoff.Installed()
-	if c.NoSettings {
-		return confine.Policy{ReadOnly: installed}, nil
+	if c.SettingsErr != nil {
+		if errors.Is(c.SettingsErr, deploy.ErrNoHome) {
+			return confine.Policy{ReadOnly: installed}, nil
+		}
+		return confine.Policy{}, c.SettingsErr
 	}
 	p, err := c.Settings.Protected()
 	if err != nil {
