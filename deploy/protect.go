@@ -37,19 +37,31 @@ func (s Settings) Protected() (Protection, error) {
 		}
 		p.Hide = append(p.Hide, dir)
 	}
+	shared := s.sharedDirs()
 	for _, f := range []string{s.ProjectsFile, s.CapabilitiesFile, s.AuditFile} {
 		if inside(p.Hide, f) {
 			continue
 		}
-		if _, err := os.Lstat(f); err == nil {
-			p.Hide = append(p.Hide, f)
+		// A file is covered by a mount on its name, which goes when the
+		// file is replaced from outside (an editor or logrotate renaming
+		// a new one over it): a process the turn left running would then
+		// see the new one. A directory of the file's own is covered
+		// whole, whatever happens to the files in it.
+		dir := filepath.Dir(f)
+		if !shared(dir) {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return p, fmt.Errorf("creating %s so that the turn's shell can be kept out of it: %w", dir, err)
+			}
+			p.Hide = append(p.Hide, dir)
 			continue
 		}
-		dir := filepath.Dir(f)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return p, fmt.Errorf("creating %s so that the turn's shell cannot create %s: %w", dir, f, err)
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			// made empty, so that the shell cannot make it first
+			if err := os.WriteFile(f, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
+				return p, fmt.Errorf("creating %s so that the turn's shell cannot create it: %w", f, err)
+			}
 		}
-		p.Hide = append(p.Hide, dir)
+		p.Hide = append(p.Hide, f)
 	}
 	private, err := privatePaths(s.CapabilitiesFile)
 	if err != nil {
@@ -72,7 +84,15 @@ func (s Settings) Protected() (Protection, error) {
 	}
 	if s.TurnFile != "" && !inside(p.Hide, s.TurnFile) {
 		if _, err := os.Stat(s.TurnFile); err == nil {
-			p.ReadOnly = append(p.ReadOnly, s.TurnFile)
+			// Its directory, when it is one of the turn file's own, so
+			// that a turn file the harness replaces (a new one renamed
+			// over it) stays read-only for what the turn left running.
+			ro := s.TurnFile
+			dir, ws := filepath.Dir(s.TurnFile), turnWorkspace(s.TurnFile)
+			if !shared(dir) && (ws == "" || !within(dir, ws)) {
+				ro = dir
+			}
+			p.ReadOnly = append(p.ReadOnly, ro)
 		}
 	}
 	slices.Sort(p.Hide)
@@ -120,4 +140,44 @@ func privatePaths(registry string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// sharedDirs returns a test for directories the turn's shell works in, which
+// the confinement must not cover whole: the root, HOME and the directories
+// above it, the working directory and those above it, and the shared
+// temporary directories. Any other directory holding a deployment file is
+// taken as that file's own.
+func (s Settings) sharedDirs() func(dir string) bool {
+	var under []string // dir is shared when it is one of these or above one
+	if s.Home != "" {
+		under = append(under, s.Home)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		under = append(under, wd)
+	}
+	temps := []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"}
+	return func(dir string) bool {
+		if dir == "" {
+			return false
+		}
+		dir = filepath.Clean(dir)
+		if dir == "/" || slices.Contains(temps, dir) {
+			return true
+		}
+		for _, u := range under {
+			if within(dir, u) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// turnWorkspace is the workspace the turn file names, or "".
+func turnWorkspace(path string) string {
+	t, err := LoadTurn(path)
+	if err != nil || t == nil {
+		return ""
+	}
+	return t.Workspace
 }

@@ -37,12 +37,14 @@ func TestProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{caps, filepath.Join(root, "cfg"), filepath.Join(root, "install"), filepath.Join(root, "logs"), filepath.Join(root, "missing"), filepath.Join(root, "state"), token}
+	// the registry outside the configuration directory is hidden with its
+	// directory, which is its own; so the turn file's is read-only
+	want := []string{ext, filepath.Join(root, "cfg"), filepath.Join(root, "install"), filepath.Join(root, "logs"), filepath.Join(root, "missing"), filepath.Join(root, "state"), token}
 	slices.Sort(want)
 	if !slices.Equal(p.Hide, want) {
 		t.Errorf("hide %v\nwant %v", p.Hide, want)
 	}
-	if !slices.Equal(p.ReadOnly, []string{turn}) {
+	if !slices.Equal(p.ReadOnly, []string{root}) {
 		t.Errorf("read-only %v", p.ReadOnly)
 	}
 	for _, d := range []string{"cfg", "state", "logs", "missing"} {
@@ -61,5 +63,51 @@ func TestSettingsConfine(t *testing.T) {
 	}
 	if _, err := SettingsFrom(func(k string) string { return map[string]string{"HOME": "/h", "SPEAR_CONFINE": "of"}[k] }); err == nil {
 		t.Error("SPEAR_CONFINE=of was accepted")
+	}
+}
+
+// In a directory the turn works in (HOME and above, the working directory
+// and above, the shared temporary directories), a deployment file is
+// covered by itself, never its directory; a registry that does not exist
+// there yet is made empty, so that the shell cannot make it first.
+func TestProtectedSharedDirs(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "ws")
+	os.MkdirAll(ws, 0o755)
+	turn := filepath.Join(home, "turn.json")
+	os.WriteFile(turn, []byte(`{"session": "s", "turn": "t", "workspace": "`+ws+`", "class": "implementation"}`), 0o644)
+	caps := filepath.Join(home, "capabilities.json")
+	s, err := SettingsFrom(func(k string) string {
+		return map[string]string{"HOME": home, "SPEAR_CAPABILITIES_FILE": caps, "SPEAR_TURN_FILE": turn,
+			"SPEAR_CONFIG_DIR": filepath.Join(home, "cfg"), "SPEAR_STATE_DIR": filepath.Join(home, "state")}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Protected()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Hide, caps) || slices.Contains(p.Hide, home) {
+		t.Errorf("hide %v: want %s itself, never HOME", p.Hide, caps)
+	}
+	if fi, err := os.Stat(caps); err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the missing registry in HOME was not made empty: %v", err)
+	}
+	if !slices.Equal(p.ReadOnly, []string{turn}) {
+		t.Errorf("read-only %v, want the turn file itself", p.ReadOnly)
+	}
+	// a turn file in a directory of its own: the directory, unless the
+	// workspace is in it
+	own := filepath.Join(t.TempDir(), "turns")
+	os.MkdirAll(own, 0o755)
+	for _, tc := range []struct{ workspace, want string }{{ws, own}, {filepath.Join(own, "ws"), filepath.Join(own, "t.json")}} {
+		f := filepath.Join(own, "t.json")
+		os.WriteFile(f, []byte(`{"session": "s", "turn": "t", "workspace": "`+tc.workspace+`", "class": "implementation"}`), 0o644)
+		s.TurnFile = f
+		p, err := s.Protected()
+		if err != nil || !slices.Equal(p.ReadOnly, []string{tc.want}) {
+			t.Errorf("workspace %s: read-only %v, %v; want %s", tc.workspace, p.ReadOnly, err, tc.want)
+		}
 	}
 }

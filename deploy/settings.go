@@ -12,6 +12,8 @@ import (
 // Settings are the deployment's files and the knobs the environment names
 // (docs/configuration.md). Every path in it is absolute.
 type Settings struct {
+	// Home is $HOME, which the turn works in: never covered whole.
+	Home             string
 	ConfigDir        string
 	ProjectsFile     string
 	CapabilitiesFile string
@@ -79,6 +81,7 @@ func (e *SettingsError) Unwrap() error { return e.Err }
 func SettingsFrom(getenv func(string) string) (Settings, error) {
 	home := getenv("HOME")
 	s := Settings{
+		Home:             home,
 		ConfigDir:        getenv("SPEAR_CONFIG_DIR"),
 		ProjectsFile:     getenv("SPEAR_PROJECTS_FILE"),
 		CapabilitiesFile: getenv("SPEAR_CAPABILITIES_FILE"),
