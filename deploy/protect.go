@@ -88,9 +88,11 @@ func (s Settings) Protected() (Protection, error) {
 			// that a turn file the harness replaces (a new one renamed
 			// over it) stays read-only for what the turn left running.
 			ro := s.TurnFile
-			dir, ws := filepath.Dir(s.TurnFile), turnWorkspace(s.TurnFile)
-			if !shared(dir) && (ws == "" || !within(dir, ws)) {
-				ro = dir
+			if dir := filepath.Dir(s.TurnFile); !shared(dir) {
+				// read only when it matters: this runs for every command
+				if ws := turnWorkspace(s.TurnFile); ws == "" || !within(dir, ws) {
+					ro = dir
+				}
 			}
 			p.ReadOnly = append(p.ReadOnly, ro)
 		}
