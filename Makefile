@@ -45,6 +45,7 @@ fuzz: ## run every fuzz target for 20 s each
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./warm || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzClean$$' -fuzztime 20s ./present
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s ./internal/handoff
+	$(GO) test -run '^$$' -fuzz '^FuzzLen$$' -fuzztime 20s ./internal/termesc
 	for f in FuzzReadClaude FuzzReadCodex FuzzReadGemini FuzzReadVSCode FuzzReadCursor FuzzDetect; do \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./importer || exit 1; done
 

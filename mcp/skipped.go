@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"spear/internal/termesc"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -68,7 +69,7 @@ func (s *SkippedLines) Skip(line []byte) (bool, error) {
 
 // printable returns the server's text b as one line that is safe to show
 // and to record, at most max bytes long (cut with "…", which counts):
-// terminal escape sequences (see escapeLen) are removed whole, tabs become
+// terminal escape sequences (see termesc.Len) are removed whole, tabs become
 // spaces, every other character that strconv.IsPrint rejects (control and
 // format characters, line and paragraph separators) is removed, and
 // invalid UTF-8 becomes U+FFFD. present cleans text for the same reasons;
@@ -80,7 +81,7 @@ func printable(b []byte, max int) string {
 		r, size := utf8.DecodeRune(b[i:])
 		switch {
 		case r == 0x1b:
-			i += escapeLen(b[i:])
+			i += termesc.Len(b[i:])
 			continue
 		case r == '\t':
 			r = ' '
@@ -107,38 +108,4 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// escapeLen is the length of the escape sequence at the start of b, which
-// begins with ESC: a control sequence (ESC [, parameters, a final byte), a
-// control string (ESC ] and the like, up to BEL or ESC \ or the end), ESC
-// and the ASCII character after it, or ESC alone.
-func escapeLen(b []byte) int {
-	switch {
-	case len(b) < 2 || b[1] >= utf8.RuneSelf:
-		return 1
-	case b[1] == '[':
-		for j := 2; j < len(b); j++ {
-			if b[j] >= 0x40 && b[j] <= 0x7e {
-				return j + 1
-			}
-			if b[j] < 0x20 || b[j] > 0x3f {
-				return j
-			}
-		}
-		return len(b)
-	case strings.IndexByte("]P^_X", b[1]) >= 0:
-		for j := 2; j < len(b); j++ {
-			switch {
-			case b[j] == 0x07:
-				return j + 1
-			case b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\':
-				return j + 2
-			case b[j] == 0x1b:
-				return j
-			}
-		}
-		return len(b)
-	}
-	return 2
 }

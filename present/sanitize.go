@@ -2,6 +2,7 @@ package present
 
 import (
 	"fmt"
+	"spear/internal/termesc"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,13 +25,13 @@ func Clean(s string) string {
 			i++
 			continue
 		case r == 0x1b:
-			i += escapeLen(s[i:])
+			i += termesc.Len(s[i:])
 			continue
 		case r == 0x9b: // C1 CSI
-			i += size + csiLen(s[i+size:])
+			i += size + termesc.CSILen(s[i+size:])
 			continue
 		case r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f: // C1 OSC, DCS, PM, APC
-			i += size + stringLen(s[i+size:])
+			i += size + termesc.StringLen(s[i+size:])
 			continue
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
@@ -94,64 +95,6 @@ func Visible(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-// escapeLen is the length of the escape sequence at the start of s, which
-// begins with ESC.
-func escapeLen(s string) int {
-	if len(s) < 2 {
-		return len(s)
-	}
-	switch s[1] {
-	case '[':
-		return 2 + csiLen(s[2:])
-	case ']', 'P', '^', '_', 'X':
-		return 2 + stringLen(s[2:])
-	default:
-		if s[1] >= 0x20 && s[1] <= 0x2f { // intermediate bytes, then a final byte
-			j := 1
-			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
-				j++
-			}
-			if j < len(s) {
-				j++
-			}
-			return j
-		}
-		return 2
-	}
-}
-
-// csiLen is the length of a control sequence's parameters and final byte.
-func csiLen(s string) int {
-	for j := 0; j < len(s); j++ {
-		if s[j] >= 0x40 && s[j] <= 0x7e {
-			return j + 1
-		}
-		if s[j] < 0x20 || s[j] > 0x3f && s[j] < 0x40 {
-			return j
-		}
-	}
-	return len(s)
-}
-
-// stringLen is the length of an OSC/DCS string up to and including its
-// terminator (BEL or ESC \); an unterminated one runs to the end of line.
-func stringLen(s string) int {
-	for j := 0; j < len(s); j++ {
-		switch s[j] {
-		case 0x07:
-			return j + 1
-		case 0x1b:
-			if j+1 < len(s) && s[j+1] == '\\' {
-				return j + 2
-			}
-			return j
-		case '\n':
-			return j
-		}
-	}
-	return len(s)
 }
 
 // OneLine returns provider text cleaned, on one line, with runs of white

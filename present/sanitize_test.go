@@ -117,3 +117,13 @@ func TestWriteRefusalCleans(t *testing.T) {
 		t.Errorf("%q, want %q", b.String(), want)
 	}
 }
+
+// An ESC before a letter that is not ASCII, or a control sequence broken by
+// one, takes nothing of the letter with it (termesc).
+func TestCleanKeepsLettersAfterEscapes(t *testing.T) {
+	for in, want := range map[string]string{"a\x1bé": "aé", "\x1b[1édone": "édone", "\x1b(Bplain": "plain"} {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
