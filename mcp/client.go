@@ -99,6 +99,12 @@ func (o *Options) withDefaults() Options {
 // bound.
 const MaxServerRequests = 64
 
+// TooManyServerRequests is the error of a server that sent more than
+// MaxServerRequests requests without reading the answers.
+func TooManyServerRequests() *ProtocolError {
+	return &ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", MaxServerRequests)}
+}
+
 // Client is a connection to one server. Its methods are safe for
 // concurrent use.
 //
@@ -361,7 +367,7 @@ func (c *Client) answerServerRequest(m *message) {
 	select {
 	case c.answers <- struct{}{}:
 	default:
-		c.fail(&ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", MaxServerRequests)})
+		c.fail(TooManyServerRequests())
 		c.stop()
 		return
 	}

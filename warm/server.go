@@ -234,7 +234,7 @@ func (s *server) readLoop() {
 			select {
 			case s.answers <- struct{}{}:
 			default:
-				s.failed(&mcp.ProtocolError{Msg: fmt.Sprintf("server sent more than %d requests without reading the answers", mcp.MaxServerRequests)})
+				s.failed(mcp.TooManyServerRequests())
 				return
 			}
 			go func() {
