@@ -85,9 +85,11 @@ func (t *Shim) passThrough() int {
 // The persistent shell's prelude: fd 3 (the script) is closed once bash has
 // opened it, the status pipe moves to fd 99, and Ctrl-C interrupts a command
 // without ending the shell. A status goes out as "N TAG", TAG being the
-// submission's own random tag (see shell.run).
+// submission's own random tag (see shell.run), on a line of its own: it
+// starts with a newline, so text a submission left there without one
+// cannot swallow it.
 const prelude = `exec 3<&- 99>&4 4>&-
-__spear_status() { builtin printf '%d %s\n' "$1" "$2" >&99; return "$1"; }
+__spear_status() { builtin printf '\n%d %s\n' "$1" "$2" >&99; return "$1"; }
 __spear_return() { return "$1"; }
 trap : INT
 `
@@ -165,11 +167,13 @@ const maxReportLine = 64
 // and runs through eval, so a syntax error is reported by bash without
 // ending the shell, and $? is the previous submission's status.
 //
-// The submission runs without the status pipe (99>&- on the eval), so
-// neither it nor what it leaves running can write there, and its status
-// comes back with a tag drawn for it alone: a line without that tag (a
-// forged status, a stray write) is dropped, and never shifts the statuses
-// that follow. A turn that takes over its own shell (its functions or
+// The submission runs without the status pipe at 99 (99>&- on the eval),
+// so what it starts cannot write there. Bash keeps a close-on-exec copy to
+// restore 99 afterwards (at 10 or the next free descriptor), which the
+// shell's own builtins can still write: so its status comes back with a tag
+// drawn for it alone, on a line of its own. A line without that tag (a
+// forged status, a stray write, text left without a newline) is dropped,
+// and never shifts or holds up the statuses that follow. A turn that takes over its own shell (its functions or
 // traps, or its input on descriptor 255) can still misreport its own
 // submissions' statuses, as `; true` would, or keep later ones from
 // running; an answered invocation's status never comes from the shell.

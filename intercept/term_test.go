@@ -177,9 +177,11 @@ func TestStreamStatusFDStaysOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	// As a harness hands it down: inheritable. The reporter owns it.
-	fd, err := syscall.Dup(int(w.Fd()))
-	if err != nil {
+	// As a harness hands it down: inheritable. The reporter owns it. Its
+	// number is one bash does not use for itself (it keeps a copy of its
+	// own status pipe on 10, where a stray write must not count either).
+	const fd = 40
+	if err := syscall.Dup3(int(w.Fd()), fd, 0); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
