@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,11 +12,22 @@ import (
 
 // answer runs one command's words. Every refusal it makes is recorded as
 // one capability_refused event: here for the words themselves, in the
-// turn session's checks for the rest (docs/audit.md).
-func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Writer) int {
-	refuse := func(why, hint string) int {
+// turn session's checks for the rest (docs/audit.md). It returns the exit
+// status and what ends the call's use of its server once the result is
+// delivered (never nil); the error is ErrHandBack alone, when a gateway
+// answering elsewhere leaves the command to the invoking process.
+func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Writer) (int, func(), error) {
+	status, release, err := answerWords(ctx, g, args, stdout, stderr)
+	if release == nil {
+		release = func() {}
+	}
+	return status, release, err
+}
+
+func answerWords(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Writer) (int, func(), error) {
+	refuse := func(why, hint string) (int, func(), error) {
 		g.RecordRefusal(ctx, args, why)
-		return present.WriteRefusal(stderr, why, hint)
+		return present.WriteRefusal(stderr, why, hint), nil, nil
 	}
 	if len(args) == 0 {
 		return refuse("spear-capability needs a command: list, describe or invoke", "spear-capability list")
@@ -23,7 +35,7 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 	switch args[0] {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, present.TurnUsage)
-		return outcome.ExitOK
+		return outcome.ExitOK, nil, nil
 	case "list":
 		if len(args) != 1 {
 			return refuse("list takes no arguments", "spear-capability list")
@@ -44,9 +56,19 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 	ts, err := g.Open(ctx)
 	if err != nil {
 		g.RecordRefusal(ctx, args, present.Detail(err))
-		return present.WriteError(stderr, err)
+		return present.WriteError(stderr, err), nil, nil
 	}
-	defer ts.Close()
+	status, release, err := answerTurn(ctx, ts, args, stdout, stderr)
+	// The turn session stays open until the call's use of its server has
+	// ended, which is recorded in its trail.
+	if release == nil {
+		ts.Close()
+		return status, nil, err
+	}
+	return status, func() { release(); ts.Close() }, err
+}
+
+func answerTurn(ctx context.Context, ts *TurnSession, args []string, stdout, stderr io.Writer) (int, func(), error) {
 	ts.takeNotes()
 	for _, n := range ts.Notes {
 		fmt.Fprintf(stderr, "%s: note: %s\n", outcome.Command, n)
@@ -55,28 +77,30 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 	case "list":
 		if !ts.State.Offered {
 			fmt.Fprintf(stdout, "No external capabilities are offered to this turn: %s.\n", ts.State.Why)
-			return outcome.ExitOK
+			return outcome.ExitOK, nil, nil
 		}
 		fmt.Fprint(stdout, present.IndexText(ts.State.Family))
-		return outcome.ExitOK
+		return outcome.ExitOK, nil, nil
 	case "describe":
 		c, err := ts.Describe(args[1])
 		if err != nil {
-			return present.WriteError(stderr, err)
+			return present.WriteError(stderr, err), nil, nil
 		}
 		fmt.Fprint(stdout, present.DescribeText(c))
-		return outcome.ExitOK
+		return outcome.ExitOK, nil, nil
 	default:
 		argText := ""
 		if len(args) == 3 {
 			argText = args[2]
 		}
 		out, err := ts.Invoke(ctx, args[1], argText)
+		if errors.Is(err, ErrHandBack) {
+			return outcome.ExitRefused, nil, err
+		}
 		if err != nil {
-			return present.WriteError(stderr, err)
+			return present.WriteError(stderr, err), nil, nil
 		}
 		fmt.Fprint(stdout, out.Framed)
-		out.Release() // after the result: stopping a server never delays it
-		return out.Status
+		return out.Status, out.Release, nil
 	}
 }

@@ -202,3 +202,46 @@ func TestConfirmRequest(t *testing.T) {
 		t.Errorf("alike keys: %q", got)
 	}
 }
+
+// TestConfirmHandedBack: a gateway answering elsewhere never runs the
+// confirmation program; it hands the WRITE back having recorded nothing
+// for the call, and the invoking process's own gateway then asks. A WRITE
+// that needs no person is answered there.
+func TestConfirmHandedBack(t *testing.T) {
+	d := newDeployment(t)
+	d.register(with(fake("notes"), "write", "confirm"))
+	d.writeTurn(map[string]any{"permission_mode": "ask"})
+	mark := filepath.Join(d.dir, "asked")
+	d.g.Settings.ConfirmCommand = "touch " + mark
+	d.answer("list")
+	before := len(d.trail())
+	d.g.Elsewhere = true
+	var out, errs strings.Builder
+	st, handBack, release := d.g.AnswerElsewhere(context.Background(), []string{"invoke", "notes/echo", `{"text": "x"}`}, &out, &errs)
+	release()
+	if !handBack || out.Len() != 0 || errs.Len() != 0 {
+		t.Fatalf("%d %v %q %q, want handed back silently", st, handBack, out.String(), errs.String())
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the confirmation program ran elsewhere")
+	}
+	if after := d.trail(); len(after) != before {
+		t.Errorf("a handed-back call was recorded: %v", after[before:])
+	}
+	d.g.Elsewhere = false
+	if st, out, errs := d.answer("invoke", "notes/echo", `{"text": "x"}`); st != outcome.ExitOK || errs != "" || !strings.Contains(out, "echo called") {
+		t.Fatalf("asked here: %d %q %q", st, out, errs)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Error("the confirmation program did not run in the invoking process")
+	}
+
+	d.writeTurn(map[string]any{"permission_mode": "auto"})
+	d.g.Elsewhere = true
+	out.Reset()
+	st, handBack, release = d.g.AnswerElsewhere(context.Background(), []string{"invoke", "notes/echo", `{"text": "y"}`}, &out, &errs)
+	release()
+	if handBack || st != outcome.ExitOK || !strings.Contains(out.String(), "echo called") {
+		t.Errorf("auto: %d %v %q", st, handBack, out.String())
+	}
+}

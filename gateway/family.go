@@ -20,9 +20,9 @@ import (
 type Connector func(ctx context.Context, opts mcp.Options) (*mcp.Client, error)
 
 // clientOptions are the mcp options that start provider p: in the
-// registry's directory, with PATH, HOME and its env only.
-func clientOptions(p *deploy.Provider) mcp.Options {
-	return mcp.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, Timeout: p.Timeout, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
+// registry's directory, with PATH, HOME (from getenv) and its env only.
+func clientOptions(p *deploy.Provider, getenv func(string) string) mcp.Options {
+	return mcp.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, Timeout: p.Timeout, Getenv: getenv, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
 }
 
 // Bounds on building a family: what one provider's listing may take in time
@@ -75,7 +75,7 @@ func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.To
 		}
 		return err
 	}
-	opts := clientOptions(p)
+	opts := clientOptions(p, nil) // an operator's command: this process's environment
 	opts.MaxMessage = maxListMessage
 	c, err := connect(ctx, opts)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +38,27 @@ type Gateway struct {
 	// Probe says whether and how this system confines the turn's
 	// terminal; nil means confine.Probe.
 	Probe func() confine.Support
+	// Getenv is the environment the gateway was configured from, which
+	// also gives providers' servers their PATH and HOME; nil means
+	// os.Getenv.
+	Getenv func(string) string
+	// Elsewhere says the gateway answers for a process other than its
+	// own (the session process answering a spear-term invocation): a
+	// command that would run the confirmation program, which belongs
+	// beside the turn's terminal, stops with ErrHandBack instead, having
+	// recorded nothing for the call.
+	Elsewhere bool
+}
+
+// ErrHandBack is a command a gateway that answers elsewhere leaves to the
+// process the invocation came from (Gateway.Elsewhere).
+var ErrHandBack = errors.New("this command asks for a person's confirmation, which only the invoking process can ask for")
+
+func (g *Gateway) getenv() func(string) string {
+	if g.Getenv != nil {
+		return g.Getenv
+	}
+	return os.Getenv
 }
 
 // Confinement says how the turn's terminal is confined, in words for the
@@ -61,7 +83,7 @@ func (g *Gateway) Confinement() (how, refuse string) {
 // New returns a gateway configured from the environment.
 func New(getenv func(string) string) *Gateway {
 	s, err := deploy.SettingsFrom(getenv)
-	return &Gateway{Settings: s, SettingsErr: err}
+	return &Gateway{Settings: s, SettingsErr: err, Getenv: getenv}
 }
 
 // Connector returns how the gateway starts providers.
@@ -126,6 +148,12 @@ func (g *Gateway) Open(ctx context.Context) (*TurnSession, error) {
 		if st == nil {
 			if st, err = ts.build(ctx); err != nil {
 				return err
+			}
+			// A family built while the command was interrupted would
+			// keep providers out for the rest of the turn: the next
+			// command builds it anew.
+			if interrupted(ctx) {
+				return fmt.Errorf("the command was interrupted while the turn's family was built: %w", context.Cause(ctx))
 			}
 			if err := ts.store.save(st); err != nil {
 				return err
@@ -395,8 +423,9 @@ func (o *Outcome) Release() {
 func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *Outcome, err error) {
 	start := time.Now()
 	fields := audit.Fields{"capability": present.OneLine(name, 200)}
+	stopped := false
 	defer func() {
-		if err == nil {
+		if err == nil || stopped || errors.Is(err, ErrHandBack) {
 			return
 		}
 		var ue *outcome.Unavailable
@@ -455,6 +484,14 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	}
 	res, release, uerr := ts.call(ctx, c, p, regErr, argJSON)
 	fields["duration_ms"] = time.Since(start).Milliseconds()
+	if uerr != nil && interrupted(ctx) {
+		// The invocation was interrupted (its process went, or was
+		// stopped), not the provider: it stays available.
+		fields["outcome"] = "interrupted"
+		ts.record(audit.CapabilityInvoked, fields)
+		stopped = true
+		return nil, uerr
+	}
 	if uerr != nil {
 		ts.record(audit.ProviderFailed, audit.Fields{"provider": c.Provider, "phase": uerr.Phase, "why": uerr.Detail})
 		ts.markUnavailable(uerr)
@@ -502,6 +539,9 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p 
 	if ts.g.Settings.ConfirmCommand == "" {
 		return "", outcome.Refused("", "%s is a WRITE that needs a person's confirmation, and no way to ask is configured; the operator sets SPEAR_CONFIRM_COMMAND to a program that asks and exits 0 to approve", c.Name)
 	}
+	if ts.g.Elsewhere {
+		return "", ErrHandBack
+	}
 	req := newConfirmRequest(ts.Turn, c, args).JSON()
 	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, req, ts.g.Settings.ConfirmTimeout)
 	if !ok {
@@ -544,7 +584,9 @@ func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deplo
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: fmt.Sprintf("the provider answered with error %d: %s", re.Code, re.Message)}}}, u.release, nil
 		}
 		f := failure(p, "call", err)
-		u.fail(f.Detail)
+		if !interrupted(ctx) {
+			u.fail(f.Detail)
+		}
 		u.release()
 		return nil, nil, f
 	}
@@ -570,5 +612,17 @@ func (g *Gateway) RecordRefusal(ctx context.Context, args []string, reason strin
 // Answer runs one invocation's words inside a turn and returns its exit
 // status; it implements intercept.Answerer.
 func (g *Gateway) Answer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return answer(ctx, g, args, stdout, stderr)
+	status, release, _ := answer(ctx, g, args, stdout, stderr)
+	release() // after the result: stopping a server never delays it
+	return status
+}
+
+// AnswerElsewhere answers a command as Answer does, for a process other
+// than this one (Elsewhere must be set): handBack says the command is
+// left to that process, which then answers it itself (ErrHandBack); what
+// was written before is its to show. release ends the call's use of its
+// provider's server: call it once the output has been delivered.
+func (g *Gateway) AnswerElsewhere(ctx context.Context, args []string, stdout, stderr io.Writer) (status int, handBack bool, release func()) {
+	status, release, err := answer(ctx, g, args, stdout, stderr)
+	return status, errors.Is(err, ErrHandBack), release
 }

@@ -750,7 +750,7 @@ func TestNew(t *testing.T) {
 	// The connector given is the one used.
 	d := newDeployment(t)
 	d.register(fake("notes"))
-	if _, err := d.g.Connector()(context.Background(), clientOptions(&deploy.Provider{Command: []string{"nowhere"}})); err == nil || d.connects.Load() != 1 {
+	if _, err := d.g.Connector()(context.Background(), clientOptions(&deploy.Provider{Command: []string{"nowhere"}}, nil)); err == nil || d.connects.Load() != 1 {
 		t.Errorf("Connector() is not the gateway's Connect: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"os"
 	"time"
 
 	"spear/audit"
@@ -48,11 +47,11 @@ func (ts *TurnSession) session() *warm.Session {
 // with the lines that are not JSON it wrote while starting.
 // maxMessage bounds one message from the server (0: the client's default).
 func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage int) (*use, *outcome.Unavailable) {
-	opts := clientOptions(p)
+	opts := clientOptions(p, ts.g.getenv())
 	opts.MaxMessage = maxMessage
 	fallback := ""
 	if s := ts.session(); s != nil {
-		conn, rep, err := s.Open(ctx, p.ID, warm.EntryOf(p, os.Getenv), ts.Turn.Turn)
+		conn, rep, err := s.Open(ctx, p.ID, warm.EntryOf(p, ts.g.getenv()), ts.Turn.Turn)
 		var (
 			ue *warm.UnreachableError
 			fe *warm.FailedError
@@ -63,7 +62,10 @@ func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage 
 			c, err := mcp.ConnectConn(ctx, conn, opts)
 			if err != nil {
 				f := failure(p, "initialize", err)
-				u.fail(f.Detail)
+				if !interrupted(ctx) {
+					u.fail(f.Detail)
+				}
+				conn.Close()
 				return nil, f
 			}
 			u.client = c
@@ -146,8 +148,18 @@ func (ts *TurnSession) list(ctx context.Context, p *deploy.Provider) ([]mcp.Tool
 			err = &ListTimeError{After: limit, Err: err}
 		}
 		f := failure(p, "list", err)
-		u.fail(f.Detail)
+		if !interrupted(ctx) {
+			u.fail(f.Detail)
+		}
 		return nil, f
 	}
 	return tools, nil
+}
+
+// interrupted says ctx ended because the command was interrupted (its
+// process went, or was stopped), not because a provider ran out of its
+// time: that says nothing about the provider's server.
+func interrupted(ctx context.Context) bool {
+	var lt *ListTimeError
+	return ctx.Err() != nil && !errors.As(context.Cause(ctx), &lt)
 }
