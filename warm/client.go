@@ -10,17 +10,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
+	"spear/internal/hostwire"
 	"spear/internal/procs"
 	"spear/mcp"
 )
 
 // Files in a session's state directory.
 const (
-	SocketName = "host.sock"
+	SocketName = hostwire.SocketName
 	LockName   = "host.lock"
 )
 
@@ -175,18 +175,13 @@ func exchange(ctx context.Context, conn net.Conn, req Request, deadline time.Tim
 }
 
 // socketAddr returns the socket's address, and a directory to close once
-// it has been used. A path too long for a socket address (108 bytes) is
-// reached through the directory's descriptor in /proc/self/fd.
+// it has been used (hostwire.SocketPath).
 func socketAddr(dir string) (*net.UnixAddr, *os.File, error) {
-	path := filepath.Join(dir, SocketName)
-	if len(path) < 100 {
-		return &net.UnixAddr{Name: path, Net: "unix"}, nil, nil
-	}
-	d, err := os.OpenFile(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	path, d, err := hostwire.SocketPath(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &net.UnixAddr{Name: "/proc/self/fd/" + strconv.Itoa(int(d.Fd())) + "/" + SocketName, Net: "unix"}, d, nil
+	return &net.UnixAddr{Name: path, Net: "unix"}, d, nil
 }
 
 // dial connects to the session's host. When none answers and launch is

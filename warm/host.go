@@ -2,8 +2,11 @@ package warm
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sort"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"spear/audit"
+	"spear/internal/hostwire"
 	"spear/mcp"
 )
 
@@ -22,8 +26,9 @@ const (
 
 // Host is a session's host: it starts providers' servers, relays the
 // messages of the clients that open them, and stops them. It holds no
-// policy: what a turn may call is decided by the gateway on the other end
-// of each connection. Its zero value is not usable: set Session and Idle.
+// policy of its own: what a turn may call is decided by a gateway, on the
+// other end of a connection or, for an answer, the one Answer runs. Its
+// zero value is not usable: set Session and Idle.
 type Host struct {
 	// Session is the session the host serves, for the audit trail.
 	Session string
@@ -42,6 +47,9 @@ type Host struct {
 	Spawn func(mcp.Options) (*mcp.Process, error)
 	// Peer checks each connection's other end; nil means SamePeer.
 	Peer func(*net.UnixConn) error
+	// Answer answers invocations (hostwire.OpAnswer); nil means the host
+	// answers none, and its clients answer them themselves.
+	Answer Answerer
 	// OnClose runs once the host takes no more connections (its socket
 	// removed, its listener closed), before its servers are stopped:
 	// HostMain releases the session's lock there, so that a new host
@@ -53,12 +61,25 @@ type Host struct {
 	calls    map[*server]bool   // call servers
 	failedIn map[string]string  // provider → the turn in which its server failed
 	conns    int
+	answered int
 	busy     time.Time // when the host last had a connection or a server
 	closing  bool
 	ln       *net.UnixListener
 	done     chan struct{}
-	once     sync.Once
+	ready    sync.Once // setup
+	once     sync.Once // closing done
 	wg       sync.WaitGroup
+}
+
+// setup makes the host's tables, once, whichever of Serve and Shutdown
+// comes first.
+func (h *Host) setup() {
+	h.ready.Do(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.servers, h.calls, h.failedIn = map[string]*server{}, map[*server]bool{}, map[string]string{}
+		h.done = make(chan struct{})
+	})
 }
 
 func (h *Host) now() time.Time {
@@ -92,11 +113,17 @@ func (h *Host) record(turn, event string, f audit.Fields) {
 // no server and no connection for Linger. It stops every server before it
 // returns, and removes ln's socket file.
 func (h *Host) Serve(ln *net.UnixListener) error {
-	h.mu.Lock()
-	h.servers, h.calls, h.failedIn = map[string]*server{}, map[*server]bool{}, map[string]string{}
-	h.ln, h.done, h.busy = ln, make(chan struct{}), h.now()
-	h.mu.Unlock()
 	ln.SetUnlinkOnClose(false) // closeListener unlinks first, then closes
+	h.setup()
+	h.mu.Lock()
+	h.ln, h.busy = ln, h.now()
+	closing := h.closing
+	h.mu.Unlock()
+	if closing { // shut down before it began
+		os.Remove(ln.Addr().String())
+		ln.Close()
+		return nil
+	}
 	go h.janitor()
 	for {
 		conn, err := ln.AcceptUnix()
@@ -143,6 +170,12 @@ func (h *Host) closeListener() {
 	h.closing = true
 	ln := h.ln
 	h.mu.Unlock()
+	if ln == nil { // Serve has not begun: it returns at once
+		if h.OnClose != nil {
+			h.OnClose()
+		}
+		return
+	}
 	if addr, ok := ln.Addr().(*net.UnixAddr); ok && addr.Name != "" {
 		os.Remove(addr.Name)
 	}
@@ -155,6 +188,7 @@ func (h *Host) closeListener() {
 // Shutdown stops the host: no more connections, every server stopped
 // (recorded with why), then Serve returns. It returns what was stopped.
 func (h *Host) Shutdown(why string) []ServerStatus {
+	h.setup()
 	h.closeListener()
 	all := h.allServers()
 	now := h.now()
@@ -282,6 +316,8 @@ func (h *Host) handle(conn *net.UnixConn) {
 		reply(conn, Reply{OK: true})
 	case OpStatus:
 		reply(conn, Reply{OK: true, Status: h.status()})
+	case OpAnswer:
+		h.answer(conn, r, req)
 	case OpShutdown:
 		stopped := h.Shutdown(WhySessionStopped)
 		reply(conn, Reply{OK: true, Status: &Status{Session: h.Session, Pid: os.Getpid(), Servers: stopped}})
@@ -318,6 +354,9 @@ func (h *Host) status() *Status {
 		}
 	}
 	sortServers(st.Servers)
+	h.mu.Lock()
+	st.Answered = h.answered
+	h.mu.Unlock()
 	return st
 }
 
@@ -456,4 +495,72 @@ func SamePeer(conn *net.UnixConn) error {
 		return errors.New("the peer runs in another mount namespace")
 	}
 	return nil
+}
+
+// Answerer answers one invocation, given ctx, which ends when the client
+// goes. It runs in the host, for a client in the same mount namespace and
+// of the same user (Peer).
+type Answerer func(ctx context.Context, req *hostwire.AnswerRequest) Answered
+
+// Answered is how an invocation was answered.
+type Answered struct {
+	Status   int
+	HandBack bool // left to the client, which shows the output first
+	Stdout   []byte
+	Stderr   []byte
+	// Release, when set, runs once the answer has been sent: it ends the
+	// call's use of its provider's server.
+	Release func()
+}
+
+// answer serves an answer request (hostwire): it accepts it, waits for the
+// client to commit, answers, and sends the answer. Nothing runs unless the
+// client commits; after it has, the client's end closing ends ctx, and a
+// panic in Answer ends the connection without an answer, which the client
+// reports as a call that may have run.
+func (h *Host) answer(conn *net.UnixConn, r *bufio.Reader, req *Request) {
+	if h.Answer == nil {
+		failReply(conn, KindBad, "this session process answers no invocation")
+		return
+	}
+	if reply(conn, Reply{OK: true}) != nil {
+		return
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := r.ReadByte(); err != nil || b != hostwire.Commit {
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		io.Copy(io.Discard, r)
+		cancel()
+	}()
+	a, ok := h.runAnswer(ctx, req.Answer)
+	if !ok {
+		return
+	}
+	if !a.HandBack {
+		h.mu.Lock()
+		h.answered++
+		h.mu.Unlock()
+	}
+	if a.Release != nil {
+		defer a.Release()
+	}
+	head, _ := json.Marshal(hostwire.Answer{Status: a.Status, HandBack: a.HandBack, Stdout: len(a.Stdout), Stderr: len(a.Stderr)})
+	buf := make([]byte, 0, len(head)+1+len(a.Stdout)+len(a.Stderr))
+	buf = append(append(append(append(buf, head...), '\n'), a.Stdout...), a.Stderr...)
+	conn.Write(buf)
+}
+
+// runAnswer runs h.Answer; ok is false when it panicked.
+func (h *Host) runAnswer(ctx context.Context, req *hostwire.AnswerRequest) (a Answered, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok = false
+		}
+	}()
+	return h.Answer(ctx, req), true
 }

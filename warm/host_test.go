@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		case "fake-mcp":
 			os.Exit(fakemcp.Main(os.Args[2:]))
 		case HostArg:
-			os.Exit(HostMain(os.Args[2:]))
+			os.Exit(HostMain(os.Args[2:], nil))
 		}
 	}
 	os.Exit(m.Run())

@@ -23,11 +23,12 @@ const lockFD = 3
 
 // HostMain runs a session's host, as a Launcher starts it: flags -session,
 // -dir (the session's state directory), -audit and -idle, and the
-// session's lock, already taken, on descriptor 3. It serves the socket in
+// session's lock, already taken, on descriptor 3; answer answers the
+// invocations it is asked to (nil: none). It serves the socket in
 // the session's directory until it shuts down or has nothing left to do,
 // and returns 0; 2 when it was not started as a Launcher starts it. Every
 // other descriptor it inherited is closed first.
-func HostMain(args []string) int {
+func HostMain(args []string, answer Answerer) int {
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	session := fs.String("session", "", "the session's id")
@@ -52,7 +53,7 @@ func HostMain(args []string) int {
 	}
 	// With nothing to keep, the host stays no longer than a server
 	// would idle: a short idle timeout leaves nothing running soon.
-	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), OnClose: func() { lock.Close() }}
+	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), Answer: answer, OnClose: func() { lock.Close() }}
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)

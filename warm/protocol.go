@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"spear/deploy"
+	"spear/internal/hostwire"
 	"spear/mcp"
 )
 
@@ -22,7 +24,7 @@ import (
 
 // Version is the header protocol's version; a host answers a request of
 // another version with a Failure of kind KindVersion.
-const Version = 1
+const Version = hostwire.Version
 
 // Operations a Request names.
 const (
@@ -30,6 +32,8 @@ const (
 	OpStop     = "stop"     // stop a provider's server that failed
 	OpStatus   = "status"   // say what runs
 	OpShutdown = "shutdown" // stop every server and exit
+	// OpAnswer has the host answer an invocation (hostwire).
+	OpAnswer = hostwire.OpAnswer
 )
 
 // Why a server stopped, as provider_stopped records it.
@@ -120,6 +124,8 @@ type Request struct {
 	// Why the server is stopped, and the full error (stop).
 	Why    string `json:"why,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Answer is the invocation to answer (answer).
+	Answer *hostwire.AnswerRequest `json:"answer,omitempty"`
 }
 
 // Reply is the host's answer to a Request.
@@ -140,6 +146,9 @@ type Status struct {
 	Session string         `json:"session"`
 	Pid     int            `json:"pid"` // the host's own
 	Servers []ServerStatus `json:"servers"`
+	// Answered is how many invocations the host has answered
+	// (hostwire.OpAnswer), hand-backs not counted.
+	Answered int `json:"answered"`
 }
 
 // ServerStatus is one server a host runs.
@@ -300,9 +309,18 @@ func DecodeRequest(line []byte) (*Request, error) {
 		if r.Pid < 0 {
 			return nil, errors.New("request: a negative pid")
 		}
+	case OpAnswer:
+		if r.Answer == nil {
+			return nil, errors.New("request: answer needs an invocation")
+		}
+		for _, kv := range r.Answer.Env {
+			if !strings.Contains(kv, "=") {
+				return nil, fmt.Errorf("request: answer: %q is not NAME=VALUE", kv)
+			}
+		}
 	case OpStatus, OpShutdown:
 	default:
-		return nil, fmt.Errorf("request: %q is not an operation; known are open, stop, status, shutdown", r.Op)
+		return nil, fmt.Errorf("request: %q is not an operation; known are open, stop, status, shutdown, answer", r.Op)
 	}
 	return &r, nil
 }
