@@ -18,6 +18,7 @@ import (
 
 	"spear/cmd/spear-capability/cli"
 	"spear/cmd/spear-term/term"
+	"spear/entry"
 	"spear/internal/fakemcp"
 	"spear/warm"
 )
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"spear-term":       func() { os.Exit(term.Main()) },
 		"spear-capability": func() { os.Exit(cli.Main()) },
+		"spear-answer":     func() { os.Exit(entry.Main()) },
 		"fake-mcp":         func() { os.Exit(fakemcp.Main(os.Args[1:])) },
 	})
 }

@@ -66,7 +66,7 @@ func TestInstalled(t *testing.T) {
 	dir := filepath.Dir(self)
 	var want []string
 	want = append(want, self)
-	for _, name := range []string{TermBinary, Binary} {
+	for _, name := range []string{TermBinary, Binary, AnswerBinary} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			want = append(want, filepath.Join(dir, name))
 		}

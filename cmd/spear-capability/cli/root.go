@@ -49,7 +49,7 @@ func Main() int {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case warm.HostArg:
-			return warm.HostMain(os.Args[2:])
+			return warm.HostMain(os.Args[2:], hostAnswer)
 		case handoff.Arg:
 			return termMain(os.Args[2:])
 		case confine.LauncherArg:

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	"spear/gateway"
 	"spear/intercept"
 	"spear/internal/handoff"
+	"spear/internal/hostwire"
 	"spear/outcome"
 	"spear/realshell"
 	"spear/turnshell"
@@ -41,4 +44,24 @@ func termMain(args []string) int {
 	t.Confiner = realshell.NewConfiner(gw.Settings, gw.SettingsErr)
 	t.Argv0, t.Args = rest[0], rest[1:]
 	return t.Run(context.Background())
+}
+
+// hostAnswer is how a session process answers an invocation that
+// spear-term's entry point (package entry) hands it: with a gateway
+// configured from the invoking process's environment alone, its output
+// kept until the answer is complete, and a command that would ask a person
+// for confirmation handed back, untouched, for the invoking process to ask.
+func hostAnswer(ctx context.Context, req *hostwire.AnswerRequest) warm.Answered {
+	env := make(map[string]string, len(req.Env))
+	for _, kv := range req.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	gw := gateway.New(func(k string) string { return env[k] })
+	gw.Warm = warm.Self()
+	gw.Elsewhere = true
+	var stdout, stderr bytes.Buffer
+	status, handBack, release := gw.AnswerElsewhere(ctx, req.Args, &stdout, &stderr)
+	return warm.Answered{Status: status, HandBack: handBack, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Release: release}
 }

@@ -1,0 +1,233 @@
+// Package entry is the quick way in for an invocation spear-term hands on:
+// it has the session process, whose gateway is loaded already, answer it,
+// and hands it to spear-capability whenever that cannot be done.
+//
+// It links no part of the gateway, so that starting it costs little more
+// than starting any small program; TestEntryDeps keeps it so. It decides
+// nothing: every check, the audit trail and the output are the gateway's,
+// in the session process (docs/design.md, "The way in").
+package entry
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"spear/deploy"
+	"spear/internal/handoff"
+	"spear/internal/hostwire"
+	"spear/outcome"
+	"spear/turnshell"
+)
+
+// acceptWait bounds how long the session process may take to accept an
+// answer request before the invocation is handed on.
+var acceptWait = 5 * time.Second
+
+// maxRequest bounds an answer request; a larger one (a huge environment)
+// is handed on.
+const maxRequest = 1 << 20
+
+// Main runs spear-answer with the process's arguments and returns its exit
+// status when it does not replace itself. Given handoff.Arg and the answer
+// mode, it answers the invocation through the session process or hands it
+// on; given anything else, it is spear-capability with those arguments.
+func Main() int {
+	args := os.Args[1:]
+	if len(args) >= 2 && args[0] == handoff.Arg && args[1] == handoff.Answer {
+		if status, answered := Answer(args[2:], os.Getenv, os.Environ(), os.Stdout, os.Stderr); answered {
+			return status
+		}
+	}
+	err := handoff.HandBack(args, os.Environ())
+	fmt.Fprintf(os.Stderr, "%s: cannot answer this command: %v\n", outcome.Command, err)
+	return 127
+}
+
+// Answer has the session process answer the invocation words (the words
+// after the command name) and writes its output. answered is false when
+// nothing of the invocation ran: outside a turn, inside a turn's shell,
+// with no session process to ask, or when it hands the invocation back
+// (after the output written so far); the caller then answers it itself.
+func Answer(words []string, getenv func(string) string, environ []string, stdout, stderr io.Writer) (status int, answered bool) {
+	// Inside a turn's shell nothing is answered: spear-capability says so.
+	if turnshell.Inside(getenv) {
+		return 0, false
+	}
+	s, err := deploy.SettingsFrom(getenv)
+	if err != nil || s.TurnFile == "" {
+		return 0, false
+	}
+	t, err := deploy.LoadTurn(s.TurnFile)
+	// A relative workspace is resolved in the invoking process's
+	// directory, which the session process does not share.
+	if err != nil || !filepath.IsAbs(t.Workspace) {
+		return 0, false
+	}
+	req, err := json.Marshal(struct {
+		V      int                    `json:"v"`
+		Op     string                 `json:"op"`
+		Answer hostwire.AnswerRequest `json:"answer"`
+	}{hostwire.Version, hostwire.OpAnswer, hostwire.AnswerRequest{Args: words, Env: withTurnFile(environ, s.TurnFile)}})
+	if err != nil || len(req) >= maxRequest {
+		return 0, false
+	}
+	conn, err := dial(hostwire.SessionDir(s.StateDir, t.Session))
+	if err != nil {
+		return 0, false
+	}
+	defer conn.Close()
+	r, ok := propose(conn, append(req, '\n'))
+	if !ok {
+		return 0, false
+	}
+	return receive(conn, r, stdout, stderr)
+}
+
+// withTurnFile is environ with SPEAR_TURN_FILE set to path, which is
+// absolute: the session process runs in a directory of its own.
+func withTurnFile(environ []string, path string) []string {
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, "SPEAR_TURN_FILE=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "SPEAR_TURN_FILE="+path)
+}
+
+// dial connects to the socket of the session process of the session whose
+// state directory is dir.
+func dial(dir string) (*os.File, error) {
+	path, d, err := hostwire.SocketPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		defer d.Close()
+	}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	// Non-blocking, the file takes deadlines.
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "session process"), nil
+}
+
+// propose sends the request and waits for it to be accepted, then commits
+// to it. ok is false when nothing ran: the request was not accepted in
+// time or at all, or the commitment could not be sent.
+func propose(conn *os.File, req []byte) (*bufio.Reader, bool) {
+	conn.SetDeadline(time.Now().Add(acceptWait))
+	if _, err := conn.Write(req); err != nil {
+		return nil, false
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	line, err := readLine(r)
+	if err != nil {
+		return nil, false
+	}
+	var rep struct {
+		OK bool `json:"ok"`
+	}
+	if json.Unmarshal(line, &rep) != nil || !rep.OK {
+		return nil, false
+	}
+	if _, err := conn.Write([]byte{hostwire.Commit}); err != nil {
+		return nil, false
+	}
+	conn.SetDeadline(time.Time{})
+	return r, true
+}
+
+// receive reads the answer to a committed request and writes its output.
+// A signal that would end the process (SIGINT, SIGTERM, SIGHUP, unless it
+// was ignored from the start) closes the connection first, which ends the
+// call in the session process, and then ends the process as it would have.
+func receive(conn *os.File, r *bufio.Reader, stdout, stderr io.Writer) (int, bool) {
+	var signalled atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		// One the process was started ignoring (SIGINT in a background
+		// job) stays ignored, as it would in spear-capability.
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case sig := <-sigs:
+			signalled.Store(true)
+			conn.Close()
+			signal.Reset(sig)
+			syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+			time.Sleep(time.Second) // it ends the process; if not, so does this
+			os.Exit(128 + int(sig.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	lost := func(err error) (int, bool) {
+		if signalled.Load() {
+			select {} // the signal ends the process
+		}
+		fmt.Fprintf(stderr, "%s: unavailable: the session process stopped answering (%v); the call may have run: its audit trail says\n", outcome.Command, err)
+		return outcome.ExitUnavailable, true
+	}
+	line, err := readLine(r)
+	if err != nil {
+		return lost(err)
+	}
+	var a hostwire.Answer
+	if err := json.Unmarshal(line, &a); err != nil || a.Stdout < 0 || a.Stderr < 0 {
+		return lost(fmt.Errorf("its answer does not decode: %q", line))
+	}
+	if _, err := io.CopyN(stdout, r, int64(a.Stdout)); err != nil {
+		return lost(err)
+	}
+	if _, err := io.CopyN(stderr, r, int64(a.Stderr)); err != nil {
+		return lost(err)
+	}
+	if a.HandBack {
+		return 0, false
+	}
+	return a.Status, true
+}
+
+// readLine reads one line of at most hostwire.MaxLine bytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > hostwire.MaxLine {
+			return nil, fmt.Errorf("a line longer than %d bytes", hostwire.MaxLine)
+		}
+		switch err {
+		case nil:
+			return line, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
