@@ -20,6 +20,11 @@
 // then sends SIGTERM, then SIGKILL to the server's whole process tree, and
 // is recorded in the audit trail with why.
 //
-// The host holds no policy: admission, schemas, write policy, framing and
-// the audit of calls stay in the gateway on the other end of the socket.
+// The host holds no policy of its own: admission, schemas, write policy,
+// framing and the audit of calls stay in the gateway, on the other end of
+// the socket for an open, or, for an answer (hostwire.OpAnswer, from
+// spear-term's quick entry point), in a gateway the host runs for that one
+// invocation, configured from the invoking process's environment alone
+// (Host.Answer). A command that would ask a person for confirmation is
+// handed back to the invoking process untouched.
 package warm
