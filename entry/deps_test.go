@@ -1,9 +1,9 @@
 package entry
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"spear/internal/depcheck"
 )
 
 // entryPackages is everything spear-answer's binary may link besides the
@@ -34,29 +34,6 @@ var heavyStd = []string{"net", "net/http", "crypto/tls", "crypto/x509", "text/te
 const maxEntryDeps = 95
 
 func TestEntryDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "spear/cmd/spear-answer").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	std := map[string]bool{}
-	n := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		path, isStd, _ := strings.Cut(line, " ")
-		n++
-		if isStd == "true" {
-			std[path] = true
-			continue
-		}
-		if !entryPackages[path] {
-			t.Errorf("spear-answer links %s: the quick entry point must link only what reaching the session process needs", path)
-		}
-	}
-	for _, p := range heavyStd {
-		if std[p] {
-			t.Errorf("spear-answer links %s", p)
-		}
-	}
-	if n > maxEntryDeps {
-		t.Errorf("spear-answer links %d packages, more than %d", n, maxEntryDeps)
-	}
+	depcheck.Check(t, "spear/cmd/spear-answer", depcheck.Rules{Allowed: entryPackages, Forbidden: heavyStd, Max: maxEntryDeps,
+		Why: "the quick entry point must link only what reaching the session process needs"})
 }

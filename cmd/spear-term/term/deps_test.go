@@ -1,9 +1,9 @@
 package term
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"spear/internal/depcheck"
 )
 
 // passThroughPackages is everything spear-term's binary may link besides
@@ -39,29 +39,6 @@ var heavyStd = []string{"net", "net/http", "crypto/tls", "crypto/x509", "text/te
 const maxPassThroughDeps = 100
 
 func TestPassThroughDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "spear/cmd/spear-term").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	std := map[string]bool{}
-	n := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		path, isStd, _ := strings.Cut(line, " ")
-		n++
-		if isStd == "true" {
-			std[path] = true
-			continue
-		}
-		if !passThroughPackages[path] {
-			t.Errorf("spear-term links %s: the pass-through path must link only what reading the line and starting the shell need (hand the rest to spear-capability, package handoff)", path)
-		}
-	}
-	for _, p := range heavyStd {
-		if std[p] {
-			t.Errorf("spear-term links %s, which only the gateway's side needs", p)
-		}
-	}
-	if n > maxPassThroughDeps {
-		t.Errorf("spear-term links %d packages, more than %d", n, maxPassThroughDeps)
-	}
+	depcheck.Check(t, "spear/cmd/spear-term", depcheck.Rules{Allowed: passThroughPackages, Forbidden: heavyStd, Max: maxPassThroughDeps,
+		Why: "the pass-through path must link only what reading the line and starting the shell need (hand the rest to spear-capability, package handoff)"})
 }
