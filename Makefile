@@ -34,6 +34,7 @@ demo: build ## run the bundled notes server through spear-term, as a turn would
 fuzz: ## run every fuzz target for 20 s each
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime 20s ./mcp
 	$(GO) test -run '^$$' -fuzz '^FuzzReadLoop$$' -fuzztime 20s ./mcp
+	$(GO) test -run '^$$' -fuzz '^FuzzReceive$$' -fuzztime 20s ./entry
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime 20s ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzQuoteRemoval$$' -fuzztime 20s ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzSubmissions$$' -fuzztime 20s ./intercept

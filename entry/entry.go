@@ -160,7 +160,7 @@ func propose(conn *os.File, req []byte) (*bufio.Reader, bool) {
 // A signal that would end the process (SIGINT, SIGTERM, SIGHUP, unless it
 // was ignored from the start) closes the connection first, which ends the
 // call in the session process, and then ends the process as it would have.
-func receive(conn *os.File, r *bufio.Reader, stdout, stderr io.Writer) (int, bool) {
+func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bool) {
 	var signalled atomic.Bool
 	sigs := make(chan os.Signal, 1)
 	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
@@ -198,6 +198,9 @@ func receive(conn *os.File, r *bufio.Reader, stdout, stderr io.Writer) (int, boo
 	}
 	var a hostwire.Answer
 	if err := json.Unmarshal(line, &a); err != nil || a.Stdout < 0 || a.Stderr < 0 {
+		if len(line) > 64 {
+			line = append(line[:64:64], "…"...)
+		}
 		return lost(fmt.Errorf("its answer does not decode: %q", line))
 	}
 	if _, err := io.CopyN(stdout, r, int64(a.Stdout)); err != nil {

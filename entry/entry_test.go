@@ -1,6 +1,7 @@
 package entry
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -191,4 +192,33 @@ func TestLostAfterCommit(t *testing.T) {
 	if !answered || status != outcome.ExitUnavailable || out != "" || !strings.Contains(errOut, "the call may have run") {
 		t.Errorf("%d %v %q %q", status, answered, out, errOut)
 	}
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+// FuzzReceive: whatever a session process sends once the client has
+// committed is an answer with its output, or a call that may have run;
+// never a panic, and never more output than was sent.
+func FuzzReceive(f *testing.F) {
+	f.Add([]byte("{\"status\":0,\"stdout\":3,\"stderr\":2}\nabcde"))
+	f.Add([]byte("{\"status\":2,\"hand_back\":true,\"stdout\":0,\"stderr\":4}\nnote"))
+	f.Add([]byte("{\"status\":1,\"stdout\":-1,\"stderr\":0}\n"))
+	f.Add([]byte("{\"status\":0,\"stdout\":9999999999,\"stderr\":0}\nabc"))
+	f.Add([]byte("not json\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var stdout, stderr bytes.Buffer
+		status, answered := receive(nopCloser{}, bufio.NewReader(bytes.NewReader(data)), &stdout, &stderr)
+		if stdout.Len()+stderr.Len() > len(data)+600 {
+			t.Fatalf("%d bytes of output from %d", stdout.Len()+stderr.Len(), len(data))
+		}
+		if answered && status == outcome.ExitUnavailable && strings.Contains(stderr.String(), "may have run") {
+			return
+		}
+		if !answered && status != 0 {
+			t.Fatalf("handed back with status %d", status)
+		}
+	})
 }
