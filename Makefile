@@ -10,7 +10,7 @@ export GOFLAGS := -buildvcs=false
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build spear-term, spear-capability, spear-answer and notes-server into bin/
+build: ## build spear-term, spear-capability and notes-server into bin/
 	$(GO) build -o $(BIN)/ ./cmd/... ./examples/notes-server
 
 interop-deps: $(INTEROP)/node_modules/.package-lock.json ## install the npm MCP servers the interop tests use
@@ -54,10 +54,10 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-install: ## install spear-term, spear-capability and spear-answer, side by side, into $(PREFIX)/bin
+install: ## install spear-term and spear-capability, side by side, into $(PREFIX)/bin
 	$(GO) build -o $(BIN)/ ./cmd/...
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BIN)/spear-term $(BIN)/spear-capability $(BIN)/spear-answer $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BIN)/spear-term $(BIN)/spear-capability $(DESTDIR)$(PREFIX)/bin/
 
 clean: ## remove what the build and the demo made
 	rm -rf $(BIN) .demo

@@ -29,7 +29,7 @@ func realBinaries(b *testing.B) string {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", binDir, "./cmd/spear-term", "./cmd/spear-capability", "./cmd/spear-answer", "./examples/notes-server", "./internal/execfloor").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binDir, "./cmd/spear-term", "./cmd/spear-capability", "./examples/notes-server", "./internal/execfloor").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("%v\n%s", err, out)
 		}

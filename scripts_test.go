@@ -18,7 +18,6 @@ import (
 
 	"spear/cmd/spear-capability/cli"
 	"spear/cmd/spear-term/term"
-	"spear/entry"
 	"spear/internal/fakemcp"
 	"spear/warm"
 )
@@ -27,7 +26,6 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"spear-term":       func() { os.Exit(term.Main()) },
 		"spear-capability": func() { os.Exit(cli.Main()) },
-		"spear-answer":     func() { os.Exit(entry.Main()) },
 		"fake-mcp":         func() { os.Exit(fakemcp.Main(os.Args[1:])) },
 	})
 }

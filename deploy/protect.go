@@ -175,6 +175,23 @@ func (s Settings) sharedDirs() func(dir string) bool {
 	}
 }
 
+// Shared reports whether dir is one the turn's shell must be able to write
+// in: /, HOME or above it, the working directory or above it, the turn's
+// workspace, above it or in it, or a temporary directory. A directory that is not
+// shared may be kept read-only for the turn. Anything in the workspace is
+// shared too.
+func (s Settings) Shared(dir string) bool {
+	if s.sharedDirs()(dir) {
+		return true
+	}
+	ws := ""
+	if s.TurnFile != "" {
+		ws = turnWorkspace(s.TurnFile)
+	}
+	dir = filepath.Clean(dir)
+	return ws != "" && (within(dir, ws) || within(ws, dir))
+}
+
 // turnWorkspace is the workspace the turn file names, or "".
 func turnWorkspace(path string) string {
 	t, err := LoadTurn(path)

@@ -111,3 +111,22 @@ func TestProtectedSharedDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestShared: the directories the turn's shell must be able to write in.
+func TestShared(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "src", "ws")
+	turn := filepath.Join(t.TempDir(), "turn.json")
+	os.WriteFile(turn, []byte(`{"session": "s", "turn": "t", "workspace": "`+ws+`", "class": "implementation"}`), 0o644)
+	s := Settings{Home: home, TurnFile: turn}
+	wd, _ := os.Getwd()
+	for dir, want := range map[string]bool{
+		"/": true, "/tmp": true, os.TempDir(): true, home: true, filepath.Dir(home): true, wd: true,
+		ws: true, filepath.Join(ws, "bin"): true,
+		filepath.Join(home, ".local", "bin"): false, "/usr/local/bin": false,
+	} {
+		if got := s.Shared(dir); got != want {
+			t.Errorf("Shared(%s) = %v, want %v", dir, got, want)
+		}
+	}
+}

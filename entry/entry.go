@@ -1,11 +1,12 @@
-// Package entry is the quick way in for an invocation spear-term hands on:
-// it has the session process, whose gateway is loaded already, answer it,
-// and hands it to spear-capability whenever that cannot be done.
+// Package entry is spear-term's quick way in for an invocation: it has the
+// session process, whose gateway is loaded already, answer it, in
+// spear-term's own process; whenever that cannot be done, spear-term hands
+// the invocation to spear-capability (package handoff).
 //
-// It links no part of the gateway, so that starting it costs little more
-// than starting any small program; TestEntryDeps keeps it so. It decides
-// nothing: every check, the audit trail and the output are the gateway's,
-// in the session process (docs/design.md, "The way in").
+// It links no part of the gateway, so spear-term stays small
+// (TestPassThroughDeps). It decides nothing: every check, the audit trail
+// and the output are the gateway's, in the session process (docs/design.md,
+// "The way in").
 package entry
 
 import (
@@ -22,7 +23,6 @@ import (
 	"time"
 
 	"spear/deploy"
-	"spear/internal/handoff"
 	"spear/internal/hostwire"
 	"spear/outcome"
 	"spear/turnshell"
@@ -35,22 +35,6 @@ var acceptWait = 5 * time.Second
 // maxRequest bounds an answer request; a larger one (a huge environment)
 // is handed on.
 const maxRequest = 1 << 20
-
-// Main runs spear-answer with the process's arguments and returns its exit
-// status when it does not replace itself. Given handoff.Arg and the answer
-// mode, it answers the invocation through the session process or hands it
-// on; given anything else, it is spear-capability with those arguments.
-func Main() int {
-	args := os.Args[1:]
-	if len(args) >= 2 && args[0] == handoff.Arg && args[1] == handoff.Answer {
-		if status, answered := Answer(args[2:], os.Getenv, os.Environ(), os.Stdout, os.Stderr); answered {
-			return status
-		}
-	}
-	err := handoff.HandBack(args, os.Environ())
-	fmt.Fprintf(os.Stderr, "%s: cannot answer this command: %v\n", outcome.Command, err)
-	return 127
-}
 
 // Answer has the session process answer the invocation words (the words
 // after the command name) and writes its output. answered is false when
@@ -203,16 +187,28 @@ func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bo
 		}
 		return lost(fmt.Errorf("its answer does not decode: %q", line))
 	}
-	if _, err := io.CopyN(stdout, r, int64(a.Stdout)); err != nil {
+	// Output that cannot be written is lost as spear-capability would
+	// lose it; the answer still stands.
+	if _, err := io.CopyN(heedless{stdout}, r, int64(a.Stdout)); err != nil {
 		return lost(err)
 	}
-	if _, err := io.CopyN(stderr, r, int64(a.Stderr)); err != nil {
+	if _, err := io.CopyN(heedless{stderr}, r, int64(a.Stderr)); err != nil {
 		return lost(err)
 	}
 	if a.HandBack {
 		return 0, false
 	}
 	return a.Status, true
+}
+
+// heedless writes to w and takes no notice of its errors, so that an
+// error of the invocation's own output is never taken for one of the
+// session process.
+type heedless struct{ w io.Writer }
+
+func (h heedless) Write(p []byte) (int, error) {
+	h.w.Write(p)
+	return len(p), nil
 }
 
 // readLine reads one line of at most hostwire.MaxLine bytes.

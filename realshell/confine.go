@@ -53,6 +53,13 @@ func (c *DeploymentConfiner) policy() (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, err
 	}
+	// A spear-term installed alone: the turn must not put a
+	// spear-capability beside it, which the next invocation would run
+	// outside the confinement. Its directory is kept read-only, unless
+	// the turn needs to write there (docs/security.md, Limits).
+	if dir := handoff.MissingEntry(); dir != "" && !c.Settings.Shared(dir) {
+		installed = append(installed, dir)
+	}
 	return confine.Policy{Hide: p.Hide, ReadOnly: append(p.ReadOnly, installed...)}, nil
 }
 

@@ -1,27 +1,23 @@
 // Package handoff is how spear-term hands what it does not pass through to
-// the gateway's entry point: a binary beside it, executed in its place.
+// the gateway's entry point: the spear-capability binary beside it, executed
+// in its place.
 //
-// spear-term's own binary links only what deciding that a line is ordinary
-// and starting the real shell take. An invocation, a refusal and stream
-// mode need the gateway: spear-term then executes
+// spear-term's own binary links only what deciding that a line is ordinary,
+// starting the real shell and asking the session process for an answer
+// (package entry) take. An invocation the session process cannot answer, a
+// refusal and stream mode need the gateway: spear-term then executes
 //
-//	spear-answer Arg answer WORD…          answer one invocation
+//	spear-capability Arg answer WORD…      answer one invocation
 //	spear-capability Arg shell ARGV0 ARG…  be spear-term with these arguments
 //
-// with the same pid, standard files and environment. spear-answer is small:
-// it has the session process, whose gateway is loaded already, answer the
-// invocation (package entry), and hands it on to
-//
-//	spear-capability Arg answer WORD…
-//
-// whenever that cannot be done. The binaries are found beside the running
-// executable, never through PATH; without spear-answer there, an
-// invocation goes to spear-capability at once.
+// with the same pid, standard files and environment. The binary is found
+// beside spear-term's own executable, never through PATH.
 package handoff
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -44,21 +40,14 @@ const (
 // Binary is the file name of the gateway's entry point.
 const Binary = "spear-capability"
 
-// AnswerBinary is the file name of the quick entry point for invocations.
-const AnswerBinary = "spear-answer"
-
 // Path returns where the gateway's entry point is: beside the running
 // executable.
 func Path() (string, error) {
-	return beside(Binary)
-}
-
-func beside(name string) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("cannot tell where spear-term itself is: %w", err)
 	}
-	return filepath.Join(filepath.Dir(self), name), nil
+	return filepath.Join(filepath.Dir(self), Binary), nil
 }
 
 // TermBinary is the file name of spear-term.
@@ -66,8 +55,8 @@ const TermBinary = "spear-term"
 
 // Installed returns the installed binaries that run outside the turn's
 // confinement and that the turn must not be able to replace: the running
-// executable, and spear-term, spear-capability and spear-answer beside
-// it, those that exist. A turn that could write one of them would have its own code run,
+// executable, and spear-term and spear-capability beside it, those that
+// exist. A turn that could write one of them would have its own code run,
 // unconfined, by the next command.
 func Installed() []string {
 	self, err := os.Executable()
@@ -76,7 +65,7 @@ func Installed() []string {
 	}
 	dir := filepath.Dir(self)
 	files := []string{self}
-	for _, name := range []string{TermBinary, Binary, AnswerBinary} {
+	for _, name := range []string{TermBinary, Binary} {
 		path := filepath.Join(dir, name)
 		if path == self {
 			continue
@@ -88,30 +77,31 @@ func Installed() []string {
 	return files
 }
 
-// Exec replaces the process with the entry point in mode, given args and
-// env: an invocation goes to spear-answer, when it is there. It returns
-// only when that could not be done, with an error that says what to do.
-func Exec(mode string, args, env []string) error {
-	if mode == Answer {
-		if path, err := beside(AnswerBinary); err == nil {
-			argv := append([]string{path, Arg, mode}, args...)
-			syscall.Exec(path, argv, env)
-			// not there, or not runnable: the gateway's own entry point
-			// answers
-		}
+// MissingEntry returns spear-term's directory when the entry point is not
+// beside it (a spear-term installed alone): the turn must not be able to
+// put one there, which the next invocation would run outside the
+// confinement. It returns "" otherwise, and in spear-capability itself.
+func MissingEntry() string {
+	self, err := os.Executable()
+	if err != nil || filepath.Base(self) == Binary {
+		return ""
 	}
-	return HandBack(append([]string{Arg, mode}, args...), env)
+	dir := filepath.Dir(self)
+	if _, err := os.Lstat(filepath.Join(dir, Binary)); errors.Is(err, fs.ErrNotExist) {
+		return dir
+	}
+	return ""
 }
 
-// HandBack replaces the process with spear-capability, given its
-// arguments and env; it returns only when that could not be done, with an
-// error that says what to do.
-func HandBack(args, env []string) error {
+// Exec replaces the process with the entry point in mode, given args and
+// env. It returns only when that could not be done, with an error that
+// says what to do.
+func Exec(mode string, args, env []string) error {
 	path, err := Path()
 	if err != nil {
 		return err
 	}
-	argv := append([]string{path}, args...)
+	argv := append([]string{path, Arg, mode}, args...)
 	err = syscall.Exec(path, argv, env)
 	if errors.Is(err, syscall.ENOENT) {
 		return fmt.Errorf("the gateway's entry point %s is missing; spear-term needs %s installed beside it (make install puts both in place)", path, Binary)

@@ -66,7 +66,7 @@ func TestInstalled(t *testing.T) {
 	dir := filepath.Dir(self)
 	var want []string
 	want = append(want, self)
-	for _, name := range []string{TermBinary, Binary, AnswerBinary} {
+	for _, name := range []string{TermBinary, Binary} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			want = append(want, filepath.Join(dir, name))
 		}
@@ -95,4 +95,21 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The test binary has no spear-capability beside it: its directory is
+// the one to keep from the turn.
+func TestMissingEntry(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(self)
+	want := dir
+	if _, err := os.Lstat(filepath.Join(dir, Binary)); err == nil {
+		want = ""
+	}
+	if got := MissingEntry(); got != want {
+		t.Errorf("MissingEntry() = %q, want %q", got, want)
+	}
 }

@@ -8,15 +8,18 @@ import (
 
 // passThroughPackages is everything spear-term's binary may link besides
 // the standard library: reading the line, the classifier, the deployment's
-// settings and the confinement, exec. The gateway, the MCP client, JSON
-// schemas, the audit trail and the warm sessions belong to the entry point
-// it hands invocations to (spear-capability), never to the path every
-// ordinary command takes.
+// settings and the confinement, exec, and asking the session process for
+// an answer over its socket (entry, hostwire). The gateway, the MCP client,
+// JSON schemas, the audit trail and package warm belong to the session
+// process and to the entry point spear-term hands the rest to
+// (spear-capability), never to the binary every ordinary command starts.
 var passThroughPackages = map[string]bool{
 	"spear/cmd/spear-term":      true,
 	"spear/cmd/spear-term/term": true,
 	"spear/confine":             true,
 	"spear/deploy":              true,
+	"spear/entry":               true,
+	"spear/internal/hostwire":   true,
 	"spear/internal/handoff":    true,
 	"spear/internal/procs":      true,
 	"spear/internal/strictjson": true,
@@ -31,7 +34,8 @@ var passThroughPackages = map[string]bool{
 
 // heavyStd are standard packages that only the gateway's side needs; each
 // costs start-up time in every process that links it.
-var heavyStd = []string{"net", "net/http", "crypto/tls", "crypto/x509", "text/template", "html/template", "mime", "net/url"}
+// net would also make the binary load the C library.
+var heavyStd = []string{"net", "net/http", "crypto/tls", "crypto/x509", "text/template", "html/template", "mime", "net/url", "os/user", "runtime/cgo"}
 
 // maxPassThroughDeps bounds the whole package set, the standard library
 // included (92 when this was written, against 227 with the gateway

@@ -1,6 +1,7 @@
 // Package term is spear-term's pass-through path: it reads the command
-// line, hands an ordinary command to the real shell, and hands everything
-// else to the gateway's entry point (package handoff). The binary's main
+// line, hands an ordinary command to the real shell, has the session
+// process answer an invocation when one runs (package entry), and hands
+// everything else to the gateway's entry point (package handoff). The binary's main
 // calls Main, and tests run it in-process.
 //
 // It links no part of the gateway; TestPassThroughDeps keeps it so.
@@ -13,6 +14,7 @@ import (
 
 	"spear/confine"
 	"spear/deploy"
+	"spear/entry"
 	"spear/internal/handoff"
 	"spear/realshell"
 	"spear/shellparse"
@@ -42,6 +44,11 @@ func Main() int {
 			c := realshell.NewConfiner(s, err)
 			return realshell.Replace(os.Args[0], args, os.Environ(), os.Getenv, os.Stderr, c, syscall.Exec)
 		case shellparse.Invocation:
+			// The session process answers, when it can; spear-capability
+			// otherwise.
+			if status, answered := entry.Answer(v.Args, os.Getenv, os.Environ(), os.Stdout, os.Stderr); answered {
+				return status
+			}
 			mode, rest = handoff.Answer, v.Args
 		}
 	}
