@@ -179,13 +179,14 @@ func TestStreamStatusFDStaysOut(t *testing.T) {
 	defer r.Close()
 	// As a harness hands it down: inheritable. The reporter owns it. Its
 	// number is one bash does not use for itself (it keeps a copy of its
-	// own status pipe on 10, where a stray write must not count either).
-	const fd = 40
-	if err := syscall.Dup3(int(w.Fd()), fd, 0); err != nil {
-		t.Fatal(err)
+	// own status pipe on 10 or the next free one, where a stray write must
+	// not count either): the lowest free from 100.
+	fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, w.Fd(), syscall.F_DUPFD, 100)
+	if errno != 0 {
+		t.Fatal(errno)
 	}
 	w.Close()
-	n := strconv.Itoa(fd)
+	n := strconv.Itoa(int(fd))
 	session := "echo 0 >&" + n + "; false\ntrue\n"
 	tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": n}, strings.NewReader(session))
 	if status := runStream(t, tt); status != 0 {
