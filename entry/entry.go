@@ -24,6 +24,7 @@ import (
 
 	"spear/deploy"
 	"spear/internal/hostwire"
+	"spear/internal/procs"
 	"spear/outcome"
 	"spear/turnshell"
 )
@@ -147,13 +148,7 @@ func propose(conn *os.File, req []byte) (*bufio.Reader, bool) {
 func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bool) {
 	var signalled atomic.Bool
 	sigs := make(chan os.Signal, 1)
-	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
-		// One the process was started ignoring (SIGINT in a background
-		// job) stays ignored, as it would in spear-capability.
-		if !signal.Ignored(sig) {
-			signal.Notify(sigs, sig)
-		}
-	}
+	signal.Notify(sigs, procs.EndingSignals()...)
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
@@ -162,10 +157,7 @@ func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bo
 		case sig := <-sigs:
 			signalled.Store(true)
 			conn.Close()
-			signal.Reset(sig)
-			syscall.Kill(os.Getpid(), sig.(syscall.Signal))
-			time.Sleep(time.Second) // it ends the process; if not, so does this
-			os.Exit(128 + int(sig.(syscall.Signal)))
+			procs.Reraise(sig)
 		case <-done:
 		}
 	}()
@@ -181,7 +173,7 @@ func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bo
 		return lost(err)
 	}
 	var a hostwire.Answer
-	if err := json.Unmarshal(line, &a); err != nil || a.Stdout < 0 || a.Stderr < 0 {
+	if err := json.Unmarshal(line, &a); err != nil || !validParts(a.Parts) {
 		if len(line) > 64 {
 			line = append(line[:64:64], "…"...)
 		}
@@ -189,16 +181,30 @@ func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bo
 	}
 	// Output that cannot be written is lost as spear-capability would
 	// lose it; the answer still stands.
-	if _, err := io.CopyN(heedless{stdout}, r, int64(a.Stdout)); err != nil {
-		return lost(err)
-	}
-	if _, err := io.CopyN(heedless{stderr}, r, int64(a.Stderr)); err != nil {
-		return lost(err)
+	for _, p := range a.Parts {
+		w := stdout
+		if p.FD == 2 {
+			w = stderr
+		}
+		if _, err := io.CopyN(heedless{w}, r, int64(p.Len)); err != nil {
+			return lost(err)
+		}
 	}
 	if a.HandBack {
 		return 0, false
 	}
 	return a.Status, true
+}
+
+// validParts says every part is a run of standard output or standard
+// error of a length that can be.
+func validParts(parts []hostwire.Part) bool {
+	for _, p := range parts {
+		if (p.FD != 1 && p.FD != 2) || p.Len < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // heedless writes to w and takes no notice of its errors, so that an

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -88,9 +89,20 @@ func fixed(a warm.Answered) warm.Answerer {
 	return func(context.Context, *hostwire.AnswerRequest) warm.Answered { return a }
 }
 
+// answered is an answer with output written in turn to descriptors 1 and
+// 2, from "1:text" and "2:text".
+func answered(status int, handBack bool, writes ...string) warm.Answered {
+	a := warm.Answered{Status: status, HandBack: handBack}
+	for _, w := range writes {
+		fd, text, _ := strings.Cut(w, ":")
+		io.WriteString(a.Output.Writer(map[string]int{"1": 1, "2": 2}[fd]), text)
+	}
+	return a
+}
+
 func TestAnswered(t *testing.T) {
 	d := newDeployment(t, "/ws")
-	d.serve(fixed(warm.Answered{Status: outcome.ExitToolError, Stdout: []byte("framed\n"), Stderr: []byte("note\n")}))
+	d.serve(fixed(answered(outcome.ExitToolError, false, "2:note\n", "1:framed\n")))
 	// A turn file named relative to this directory reaches the session
 	// process made absolute.
 	abs := d.env["SPEAR_TURN_FILE"]
@@ -112,7 +124,7 @@ func TestAnswered(t *testing.T) {
 // Handed back: the output so far is shown, and the caller answers.
 func TestHandBack(t *testing.T) {
 	d := newDeployment(t, "/ws")
-	d.serve(fixed(warm.Answered{HandBack: true, Stderr: []byte("note\n")}))
+	d.serve(fixed(answered(0, true, "2:note\n")))
 	if status, answered, out, errOut := d.answer("invoke", "p/w", "{}"); answered || out != "" || errOut != "note\n" {
 		t.Errorf("hand-back: %d %v %q %q", status, answered, out, errOut)
 	}
@@ -202,10 +214,11 @@ func (nopCloser) Close() error { return nil }
 // committed is an answer with its output, or a call that may have run;
 // never a panic, and never more output than was sent.
 func FuzzReceive(f *testing.F) {
-	f.Add([]byte("{\"status\":0,\"stdout\":3,\"stderr\":2}\nabcde"))
-	f.Add([]byte("{\"status\":2,\"hand_back\":true,\"stdout\":0,\"stderr\":4}\nnote"))
-	f.Add([]byte("{\"status\":1,\"stdout\":-1,\"stderr\":0}\n"))
-	f.Add([]byte("{\"status\":0,\"stdout\":9999999999,\"stderr\":0}\nabc"))
+	f.Add([]byte("{\"status\":0,\"parts\":[{\"fd\":1,\"len\":3},{\"fd\":2,\"len\":2}]}\nabcde"))
+	f.Add([]byte("{\"status\":2,\"hand_back\":true,\"parts\":[{\"fd\":2,\"len\":4}]}\nnote"))
+	f.Add([]byte("{\"status\":1,\"parts\":[{\"fd\":1,\"len\":-1}]}\n"))
+	f.Add([]byte("{\"status\":1,\"parts\":[{\"fd\":3,\"len\":1}]}\nx"))
+	f.Add([]byte("{\"status\":0,\"parts\":[{\"fd\":1,\"len\":9999999999}]}\nabc"))
 	f.Add([]byte("not json\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -61,19 +61,24 @@ func (t *Shim) Run(ctx context.Context) int {
 }
 
 // Answer answers one invocation, given its words after the command name,
-// as Run answers a -c line that invokes the capability.
-func (t *Shim) Answer(ctx context.Context, args []string) int {
-	return t.respond(ctx, shellparse.Verdict{Kind: shellparse.Invocation, Args: args})
+// as Run answers a -c line that invokes the capability, writing its output
+// to stdout and stderr.
+func (t *Shim) Answer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return t.respondTo(ctx, shellparse.Verdict{Kind: shellparse.Invocation, Args: args}, stdout, stderr)
 }
 
 // respond answers the -c line that v classifies. The real shell of bash -c
 // gets every descriptor spear-term got; a provider gets 0, 1 and 2 only.
 func (t *Shim) respond(ctx context.Context, v shellparse.Verdict) int {
+	return t.respondTo(ctx, v, t.Stdout, t.Stderr)
+}
+
+func (t *Shim) respondTo(ctx context.Context, v shellparse.Verdict, stdout, stderr io.Writer) int {
 	if err := procs.CloseInheritedOnExec(); err != nil {
-		fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from providers: %v\n", err)
+		fmt.Fprintf(stderr, "spear-term: cannot keep inherited descriptors from providers: %v\n", err)
 		return 127
 	}
-	return t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
+	return t.Interceptor.Respond(ctx, v, stdout, stderr)
 }
 
 // passThrough replaces spear-term with the real shell, given the very same

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -42,7 +43,11 @@ func TestAnswerCommitted(t *testing.T) {
 	var runs atomic.Int32
 	h := &Host{Answer: func(ctx context.Context, req *hostwire.AnswerRequest) Answered {
 		runs.Add(1)
-		return Answered{Status: 1, Stdout: []byte("out\n"), Stderr: []byte("err: " + strings.Join(req.Args, " ") + " " + strings.Join(req.Env, " ") + "\n")}
+		a := Answered{Status: 1}
+		io.WriteString(a.Output.Writer(2), "note\n")
+		io.WriteString(a.Output.Writer(1), "out\n")
+		io.WriteString(a.Output.Writer(2), "err: "+strings.Join(req.Args, " ")+" "+strings.Join(req.Env, " ")+"\n")
+		return a
 	}}
 	s, _ := testHost(t, h)
 
@@ -74,11 +79,15 @@ func TestAnswerCommitted(t *testing.T) {
 	if err := json.Unmarshal(head, &a); err != nil || a.Status != 1 || a.HandBack {
 		t.Fatalf("answer %s: %v", head, err)
 	}
-	body := make([]byte, a.Stdout+a.Stderr)
+	want := []hostwire.Part{{FD: 2, Len: 5}, {FD: 1, Len: 4}, {FD: 2, Len: 20}}
+	if !slices.Equal(a.Parts, want) {
+		t.Errorf("parts %v, want %v: in the order written", a.Parts, want)
+	}
+	body := make([]byte, 29)
 	if _, err := io.ReadFull(r, body); err != nil {
 		t.Fatal(err)
 	}
-	if want := "out\nerr: invoke p/t A=1\n"; string(body) != want {
+	if want := "note\nout\nerr: invoke p/t A=1\n"; string(body) != want {
 		t.Errorf("output %q, want %q", body, want)
 	}
 	if n := runs.Load(); n != 1 {

@@ -506,8 +506,8 @@ type Answerer func(ctx context.Context, req *hostwire.AnswerRequest) Answered
 type Answered struct {
 	Status   int
 	HandBack bool // left to the client, which shows the output first
-	Stdout   []byte
-	Stderr   []byte
+	// Output is what the answer wrote, in order.
+	Output hostwire.Output
 	// Release, when set, runs once the answer has been sent: it ends the
 	// call's use of its provider's server.
 	Release func()
@@ -549,9 +549,12 @@ func (h *Host) answer(conn *net.UnixConn, r *bufio.Reader, req *Request) {
 	if a.Release != nil {
 		defer a.Release()
 	}
-	head, _ := json.Marshal(hostwire.Answer{Status: a.Status, HandBack: a.HandBack, Stdout: len(a.Stdout), Stderr: len(a.Stderr)})
-	buf := make([]byte, 0, len(head)+1+len(a.Stdout)+len(a.Stderr))
-	buf = append(append(append(append(buf, head...), '\n'), a.Stdout...), a.Stderr...)
+	parts := a.Output.Parts()
+	if parts == nil {
+		parts = []hostwire.Part{}
+	}
+	head, _ := json.Marshal(hostwire.Answer{Status: a.Status, HandBack: a.HandBack, Parts: parts})
+	buf := append(append(head, '\n'), a.Output.Bytes()...)
 	conn.Write(buf)
 }
 

@@ -9,8 +9,8 @@
 //	client: {"v":1,"op":"answer","answer":{"args":[…],"env":[…]}}\n
 //	host:   {"ok":true}\n                     (or {"ok":false,"error":…}\n)
 //	client: one byte, Commit                  (the client is committed)
-//	host:   {"status":N,"hand_back":B,"stdout":X,"stderr":Y}\n, then X bytes of
-//	        standard output and Y of standard error
+//	host:   {"status":N,"hand_back":B,"parts":[{"fd":1,"len":X},{"fd":2,"len":Y},…]}\n,
+//	        then the parts' bytes, in the order they were written
 //
 // Until the client has sent Commit, nothing of the invocation has run: a
 // client that gives up before then may answer it elsewhere. A host that
@@ -18,6 +18,7 @@
 package hostwire
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,9 +55,70 @@ type Answer struct {
 	// HandBack says the invocation is left to the client, which answers
 	// it itself after showing the output (nothing of the call ran).
 	HandBack bool `json:"hand_back,omitempty"`
-	// Stdout and Stderr are how many bytes of each follow.
-	Stdout int `json:"stdout"`
-	Stderr int `json:"stderr"`
+	// Parts are the runs of output that follow, in the order they were
+	// written.
+	Parts []Part `json:"parts"`
+}
+
+// Part is a run of output on one descriptor: 1 (standard output) or 2
+// (standard error).
+type Part struct {
+	FD  int `json:"fd"`
+	Len int `json:"len"`
+}
+
+// maxParts bounds the runs an Output keeps apart; past it, what is
+// written joins the last run of its descriptor.
+const maxParts = 256
+
+// Output keeps what is written to standard output and standard error, in
+// the order it is written, so that a client shows it as the invoking
+// process would have written it. Its zero value is ready to use.
+type Output struct {
+	parts []Part
+	data  [][]byte
+}
+
+// Writer is the writer for descriptor fd (1 or 2).
+func (o *Output) Writer(fd int) io.Writer { return outputWriter{o, fd} }
+
+type outputWriter struct {
+	o  *Output
+	fd int
+}
+
+func (w outputWriter) Write(p []byte) (int, error) {
+	o := w.o
+	if len(p) == 0 {
+		return 0, nil
+	}
+	last := len(o.parts) - 1
+	if last < 0 || o.parts[last].FD != w.fd {
+		if len(o.parts) < maxParts {
+			o.parts = append(o.parts, Part{FD: w.fd})
+			o.data = append(o.data, nil)
+		}
+		for last = len(o.parts) - 1; last >= 0 && o.parts[last].FD != w.fd; last-- {
+		}
+		if last < 0 { // only when maxParts is 0
+			return len(p), nil
+		}
+	}
+	o.parts[last].Len += len(p)
+	o.data[last] = append(o.data[last], p...)
+	return len(p), nil
+}
+
+// Parts are the runs kept, in order.
+func (o *Output) Parts() []Part { return o.parts }
+
+// Bytes is every run's bytes, in order.
+func (o *Output) Bytes() []byte {
+	var b []byte
+	for _, d := range o.data {
+		b = append(b, d...)
+	}
+	return b
 }
 
 // MaxLine bounds the header lines a client reads.

@@ -1,17 +1,20 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"spear/gateway"
 	"spear/intercept"
 	"spear/internal/handoff"
 	"spear/internal/hostwire"
+	"spear/internal/procs"
 	"spear/outcome"
 	"spear/realshell"
 	"spear/turnshell"
@@ -38,7 +41,7 @@ func termMain(args []string) int {
 		Exec:        syscall.Exec,
 	}
 	if mode == handoff.Answer {
-		return t.Answer(context.Background(), rest)
+		return answerUntilSignalled(t, rest)
 	}
 	// Only a shell needs confining; an answer starts none.
 	t.Confiner = realshell.NewConfiner(gw.Settings, gw.SettingsErr)
@@ -61,7 +64,45 @@ func hostAnswer(ctx context.Context, req *hostwire.AnswerRequest) warm.Answered 
 	gw := gateway.New(func(k string) string { return env[k] })
 	gw.Warm = warm.Self()
 	gw.Elsewhere = true
-	var stdout, stderr bytes.Buffer
-	status, handBack, release := gw.AnswerElsewhere(ctx, req.Args, &stdout, &stderr)
-	return warm.Answered{Status: status, HandBack: handBack, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Release: release}
+	a := warm.Answered{}
+	a.Status, a.HandBack, a.Release = gw.AnswerElsewhere(ctx, req.Args, a.Output.Writer(1), a.Output.Writer(2))
+	return a
 }
+
+// answerUntilSignalled answers one invocation. A signal that ends a command
+// ends the call instead, which is then recorded as interrupted, as when
+// the session process answers for spear-term; the process then ends by
+// that signal, having written nothing more.
+func answerUntilSignalled(t *intercept.Shim, words []string) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, procs.EndingSignals()...)
+	defer signal.Stop(sigs)
+	var caught atomic.Value
+	go func() {
+		select {
+		case sig := <-sigs:
+			caught.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	quiet := func(w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			if caught.Load() != nil {
+				return len(p), nil
+			}
+			return w.Write(p)
+		})
+	}
+	status := t.Answer(ctx, words, quiet(t.Stdout), quiet(t.Stderr))
+	if sig, ok := caught.Load().(os.Signal); ok {
+		procs.Reraise(sig)
+	}
+	return status
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
