@@ -24,6 +24,7 @@ import (
 
 	"spear/deploy"
 	"spear/internal/hostwire"
+	"spear/internal/lineread"
 	"spear/internal/procs"
 	"spear/outcome"
 	"spear/turnshell"
@@ -124,7 +125,7 @@ func propose(conn *os.File, req []byte) (*bufio.Reader, bool) {
 		return nil, false
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
-	line, err := readLine(r)
+	line, err := lineread.Read(r, hostwire.MaxLine)
 	if err != nil {
 		return nil, false
 	}
@@ -168,7 +169,7 @@ func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bo
 		fmt.Fprintf(stderr, "%s: unavailable: the session process stopped answering (%v); the call may have run: its audit trail says\n", outcome.Command, err)
 		return outcome.ExitUnavailable, true
 	}
-	line, err := readLine(r)
+	line, err := lineread.Read(r, hostwire.MaxLine)
 	if err != nil {
 		return lost(err)
 	}
@@ -215,24 +216,4 @@ type heedless struct{ w io.Writer }
 func (h heedless) Write(p []byte) (int, error) {
 	h.w.Write(p)
 	return len(p), nil
-}
-
-// readLine reads one line of at most hostwire.MaxLine bytes.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > hostwire.MaxLine {
-			return nil, fmt.Errorf("a line longer than %d bytes", hostwire.MaxLine)
-		}
-		switch err {
-		case nil:
-			return line, nil
-		case bufio.ErrBufferFull:
-			continue
-		default:
-			return nil, err
-		}
-	}
 }

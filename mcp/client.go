@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"spear/internal/lineread"
 	"sync"
 	"time"
 )
@@ -381,31 +382,10 @@ func (c *Client) answerServerRequest(m *message) {
 // ReadLine reads one newline-terminated line of at most max bytes from r;
 // a last line without a newline counts. A longer line is a
 // *LineTooLongError. The stdio transport and the session process share it.
-func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > max {
-			return nil, &LineTooLongError{Max: max}
-		}
-		line = append(line, chunk...)
-		switch {
-		case err == nil:
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil
-		default:
-			return nil, err
-		}
-	}
-}
+func ReadLine(r *bufio.Reader, max int) ([]byte, error) { return lineread.Read(r, max) }
 
 // LineTooLongError is a line longer than the bound ReadLine was given.
-type LineTooLongError struct{ Max int }
-
-func (e *LineTooLongError) Error() string { return fmt.Sprintf("a line longer than %d bytes", e.Max) }
+type LineTooLongError = lineread.TooLongError
 
 func trimSpace(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {

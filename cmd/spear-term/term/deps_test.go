@@ -20,6 +20,7 @@ var passThroughPackages = map[string]bool{
 	"spear/deploy":              true,
 	"spear/entry":               true,
 	"spear/internal/hostwire":   true,
+	"spear/internal/lineread":   true,
 	"spear/internal/handoff":    true,
 	"spear/internal/procs":      true,
 	"spear/internal/strictjson": true,
