@@ -93,16 +93,16 @@ func (w outputWriter) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	last := len(o.parts) - 1
-	if last < 0 || o.parts[last].FD != w.fd {
-		if len(o.parts) < maxParts {
-			o.parts = append(o.parts, Part{FD: w.fd})
-			o.data = append(o.data, nil)
-		}
-		for last = len(o.parts) - 1; last >= 0 && o.parts[last].FD != w.fd; last-- {
-		}
-		if last < 0 { // only when maxParts is 0
-			return len(p), nil
-		}
+	switch {
+	case last >= 0 && o.parts[last].FD == w.fd:
+	case len(o.parts) < maxParts:
+		o.parts = append(o.parts, Part{FD: w.fd})
+		o.data = append(o.data, nil)
+		last++
+	default:
+		// Full: runs alternate between the two descriptors, so the one
+		// before the last is this descriptor's.
+		last--
 	}
 	o.parts[last].Len += len(p)
 	o.data[last] = append(o.data[last], p...)
