@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"spear/deploy"
+	"spear/internal/hostwire"
 	"spear/outcome"
 	"spear/present"
 )
@@ -46,7 +47,7 @@ type store struct {
 }
 
 func newStore(stateDir string, t *deploy.Turn) *store {
-	session := filepath.Join(stateDir, "sessions", t.Session)
+	session := hostwire.SessionDir(stateDir, t.Session)
 	return &store{dir: filepath.Join(session, "turns", t.Turn), session: session}
 }
 

@@ -321,7 +321,7 @@ func StopSessions(ctx context.Context, stateDir, session string) ([]Status, erro
 		if !validTurn(session) {
 			return nil, fmt.Errorf("%q is not a session id", session)
 		}
-		dirs = []string{filepath.Join(stateDir, "sessions", session)}
+		dirs = []string{hostwire.SessionDir(stateDir, session)}
 	}
 	var out []Status
 	for _, dir := range dirs {
@@ -361,7 +361,7 @@ func ask(ctx context.Context, dir, op string, timeout time.Duration) (*Status, e
 // sessionDirs lists the session directories under stateDir that hold a
 // host's socket.
 func sessionDirs(stateDir string) []string {
-	matches, _ := filepath.Glob(filepath.Join(stateDir, "sessions", "*", SocketName))
+	matches, _ := filepath.Glob(filepath.Join(hostwire.SessionDir(stateDir, "*"), SocketName))
 	var dirs []string
 	for _, m := range matches {
 		if dir := filepath.Dir(m); validTurn(filepath.Base(dir)) {
