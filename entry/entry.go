@@ -15,10 +15,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,24 +145,11 @@ func propose(conn *os.File, req []byte) (*bufio.Reader, bool) {
 // was ignored from the start) closes the connection first, which ends the
 // call in the session process, and then ends the process as it would have.
 func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bool) {
-	var signalled atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, procs.EndingSignals()...)
-	defer signal.Stop(sigs)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case sig := <-sigs:
-			signalled.Store(true)
-			conn.Close()
-			procs.Reraise(sig)
-		case <-done:
-		}
-	}()
+	caught, stop := procs.CatchEnding(func() { conn.Close() })
+	defer stop()
 	lost := func(err error) (int, bool) {
-		if signalled.Load() {
-			select {} // the signal ends the process
+		if sig := caught(); sig != nil {
+			procs.Reraise(sig)
 		}
 		fmt.Fprintf(stderr, "%s: unavailable: the session process stopped answering (%v); the call may have run: its audit trail says\n", outcome.Command, err)
 		return outcome.ExitUnavailable, true
@@ -190,6 +175,9 @@ func receive(conn io.Closer, r *bufio.Reader, stdout, stderr io.Writer) (int, bo
 		if _, err := io.CopyN(heedless{w}, r, int64(p.Len)); err != nil {
 			return lost(err)
 		}
+	}
+	if sig := caught(); sig != nil {
+		procs.Reraise(sig)
 	}
 	if a.HandBack {
 		return 0, false

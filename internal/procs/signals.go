@@ -3,6 +3,8 @@ package procs
 import (
 	"os"
 	"os/signal"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -18,6 +20,36 @@ func EndingSignals() []os.Signal {
 		}
 	}
 	return out
+}
+
+// CatchEnding catches the ending signals (EndingSignals) until stop is
+// called: at the first, it remembers it and calls onSignal, once, from a
+// goroutine of its own. caught says which signal came, or nil.
+func CatchEnding(onSignal func()) (caught func() os.Signal, stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, EndingSignals()...)
+	var got atomic.Value
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			got.Store(sig)
+			onSignal()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	caught = func() os.Signal {
+		sig, _ := got.Load().(os.Signal)
+		return sig
+	}
+	stop = func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+		})
+	}
+	return caught, stop
 }
 
 // Reraise ends the process by sig, as it would have ended had sig not been

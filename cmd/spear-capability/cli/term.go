@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
 	"spear/gateway"
@@ -76,28 +74,18 @@ func hostAnswer(ctx context.Context, req *hostwire.AnswerRequest) warm.Answered 
 func answerUntilSignalled(t *intercept.Shim, words []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, procs.EndingSignals()...)
-	defer signal.Stop(sigs)
-	var caught atomic.Value
-	go func() {
-		select {
-		case sig := <-sigs:
-			caught.Store(sig)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	caught, stop := procs.CatchEnding(cancel)
+	defer stop()
 	quiet := func(w io.Writer) io.Writer {
 		return writerFunc(func(p []byte) (int, error) {
-			if caught.Load() != nil {
+			if caught() != nil {
 				return len(p), nil
 			}
 			return w.Write(p)
 		})
 	}
 	status := t.Answer(ctx, words, quiet(t.Stdout), quiet(t.Stderr))
-	if sig, ok := caught.Load().(os.Signal); ok {
+	if sig := caught(); sig != nil {
 		procs.Reraise(sig)
 	}
 	return status
