@@ -59,6 +59,7 @@ type Host struct {
 	mu       sync.Mutex
 	servers  map[string]*server // session servers, by provider
 	calls    map[*server]bool   // call servers
+	stopping map[*server]bool   // servers forgotten but not yet gone
 	failedIn map[string]string  // provider → the turn in which its server failed
 	conns    int
 	answered int
@@ -77,7 +78,7 @@ func (h *Host) setup() {
 	h.ready.Do(func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		h.servers, h.calls, h.failedIn = map[string]*server{}, map[*server]bool{}, map[string]string{}
+		h.servers, h.calls, h.stopping, h.failedIn = map[string]*server{}, map[*server]bool{}, map[*server]bool{}, map[string]string{}
 		h.done = make(chan struct{})
 	})
 }
@@ -209,8 +210,27 @@ func (h *Host) Shutdown(why string) []ServerStatus {
 		}(s)
 	}
 	wg.Wait()
+	h.waitStopping()
 	h.once.Do(func() { close(h.done) })
 	return stopped
+}
+
+// waitStopping waits for every server already stopping (one that idled
+// out, say) to be gone and recorded, so that the host never exits in the
+// middle of a stop.
+func (h *Host) waitStopping() {
+	for {
+		h.mu.Lock()
+		var s *server
+		for s = range h.stopping {
+			break
+		}
+		h.mu.Unlock()
+		if s == nil {
+			return
+		}
+		<-s.gone
+	}
 }
 
 // janitor stops servers that have idled out, and the host once it has
@@ -237,7 +257,7 @@ func (h *Host) janitor() {
 				idle = append(idle, s)
 			}
 		}
-		if len(h.servers)+len(h.calls)+h.conns > 0 {
+		if len(h.servers)+len(h.calls)+len(h.stopping)+h.conns > 0 {
 			h.busy = now
 		}
 		quiet := now.Sub(h.busy) >= linger && !h.closing
@@ -251,14 +271,35 @@ func (h *Host) janitor() {
 	}
 }
 
-// forget takes a stopping server out of the host's tables.
+// forget takes a stopping server out of the host's tables; the host
+// counts it as stopping until gone is called.
 func (h *Host) forget(s *server) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.dropLocked(s)
+	h.stopping[s] = true
+}
+
+// drop takes a server that never started out of the host's tables.
+func (h *Host) drop(s *server) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropLocked(s)
+}
+
+func (h *Host) dropLocked(s *server) {
 	if h.servers[s.provider] == s {
 		delete(h.servers, s.provider)
 	}
 	delete(h.calls, s)
+	h.busy = h.now()
+}
+
+// gone says a stopping server has stopped and its stop is recorded.
+func (h *Host) gone(s *server) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.stopping, s)
 	h.busy = h.now()
 }
 
@@ -450,7 +491,7 @@ func (h *Host) serverFor(req *Request) (*server, bool, *Failure) {
 	if started {
 		s.run()
 		if s.fail != nil {
-			h.forget(s)
+			h.drop(s) // a server that failed to start has no stop to wait for
 			return nil, false, s.fail
 		}
 		return s, true, nil

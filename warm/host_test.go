@@ -653,6 +653,35 @@ func TestLinger(t *testing.T) {
 	}
 }
 
+// TestLingerWaitsForStop: a host that lingers out while a server that
+// idled out is still stopping (one that ignores SIGTERM stops slowly)
+// exits only once that server is gone and its stop recorded.
+func TestLingerWaitsForStop(t *testing.T) {
+	dir := t.TempDir()
+	auditFile := filepath.Join(dir, "audit.jsonl")
+	ln, _, err := listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Host{Session: "s-1", AuditFile: auditFile, Idle: 200 * time.Millisecond, Linger: 200 * time.Millisecond}
+	done := make(chan struct{})
+	go func() { h.Serve(ln); close(done) }()
+	c, r := open(t, &Session{Name: h.Session, Dir: dir, DialTimeout: time.Second}, "fake", fakeEntry("-behave", "ignore-term"), "t-1")
+	c.Close()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the host did not exit")
+	}
+	if procs.Alive(r.Pid) {
+		t.Fatalf("the host exited with its server %d still running", r.Pid)
+	}
+	ev := events(t, auditFile, "provider_stopped")
+	if len(ev) != 1 || ev[0]["why"] != WhyIdle {
+		t.Fatalf("the host exited with provider_stopped %v", ev)
+	}
+}
+
 // TestLongPath: a session directory too deep for a socket address is
 // still served and reached.
 func TestLongPath(t *testing.T) {

@@ -349,6 +349,7 @@ func (s *server) stop(why, detail string) {
 		}
 		s.h.record(turn, audit.ProviderStopped, f)
 	}
+	s.h.gone(s)
 	close(s.gone)
 }
 
