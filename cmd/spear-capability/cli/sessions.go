@@ -90,14 +90,15 @@ func writeSessions(w io.Writer, all []warm.Status) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tPROVIDER\tPID\tLIFETIME\tSTARTED\tCALLS\tIDLE")
+	// ANSWERED is the session process's, shown on each of its rows.
+	fmt.Fprintln(tw, "SESSION\tPROVIDER\tPID\tLIFETIME\tSTARTED\tCALLS\tIDLE\tANSWERED")
 	for _, st := range all {
 		if len(st.Servers) == 0 {
-			fmt.Fprintf(tw, "%s\t(none)\t\t\t\t\t\n", st.Session)
+			fmt.Fprintf(tw, "%s\t(none)\t\t\t\t\t\t%d\n", st.Session, st.Answered)
 		}
 		for _, s := range st.Servers {
 			idle := time.Duration(s.Idle * float64(time.Second)).Round(time.Second)
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\n", st.Session, s.Provider, s.Pid, s.Lifetime, s.Started.Format(time.RFC3339), s.Calls, idle)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%d\n", st.Session, s.Provider, s.Pid, s.Lifetime, s.Started.Format(time.RFC3339), s.Calls, idle, st.Answered)
 		}
 	}
 	tw.Flush()
