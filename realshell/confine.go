@@ -43,6 +43,14 @@ func (c *DeploymentConfiner) policy() (confine.Policy, error) {
 	// next command from the harness included: the turn keeps them as
 	// they are installed.
 	installed := handoff.Installed()
+	// A spear-term installed alone: the turn must not put a
+	// spear-capability beside it, which the next invocation would run
+	// outside the confinement, whatever the settings. Its directory is
+	// kept read-only, unless the turn needs to write there
+	// (docs/security.md, Limits).
+	if dir := handoff.MissingEntry(); dir != "" && !c.Settings.Shared(dir) {
+		installed = append(installed, dir)
+	}
 	if c.SettingsErr != nil {
 		if errors.Is(c.SettingsErr, deploy.ErrNoHome) {
 			return confine.Policy{ReadOnly: installed}, nil
@@ -52,13 +60,6 @@ func (c *DeploymentConfiner) policy() (confine.Policy, error) {
 	p, err := c.Settings.Protected()
 	if err != nil {
 		return confine.Policy{}, err
-	}
-	// A spear-term installed alone: the turn must not put a
-	// spear-capability beside it, which the next invocation would run
-	// outside the confinement. Its directory is kept read-only, unless
-	// the turn needs to write there (docs/security.md, Limits).
-	if dir := handoff.MissingEntry(); dir != "" && !c.Settings.Shared(dir) {
-		installed = append(installed, dir)
 	}
 	return confine.Policy{Hide: p.Hide, ReadOnly: append(p.ReadOnly, installed...)}, nil
 }
