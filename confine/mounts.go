@@ -113,7 +113,7 @@ func newPlan(p Policy) (*plan, error) {
 			if t.hide {
 				kind = "hidden"
 			}
-			return nil, fmt.Errorf("confine: %s path %s goes through the symbolic link %s, in a directory the turn's shell could write, so the shell could re-point it; name the path without links (%s), and have whatever reads it use that path", kind, t.given, link, t.real)
+			return nil, &LinkError{Kind: kind, Path: t.given, Link: link, Real: t.real}
 		}
 	}
 
@@ -343,4 +343,19 @@ func makeReadOnly(path string, recursive bool) error {
 	}
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	return unix.MountSetattr(unix.AT_FDCWD, path, flags, &attr)
+}
+
+// LinkError is a path the shell is to be kept from (hidden or read-only)
+// that goes through a symbolic link in a directory the shell could write:
+// no mount covers the link, so the shell could re-point it.
+type LinkError struct {
+	// Kind is "hidden" or "read-only".
+	Kind string
+	// Path is the path as given; Link the symbolic link on its way; Real
+	// the path without links.
+	Path, Link, Real string
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("confine: %s path %s goes through the symbolic link %s, in a directory the turn's shell could write, so the shell could re-point it; name the path without links (%s), and have whatever reads it use that path", e.Kind, e.Path, e.Link, e.Real)
 }

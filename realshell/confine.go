@@ -2,7 +2,10 @@ package realshell
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"syscall"
 
 	"spear/confine"
@@ -75,7 +78,7 @@ func (c *DeploymentConfiner) Exec(path string, argv, env []string) error {
 	if err != nil {
 		return err
 	}
-	return confine.Exec(p, path, argv, env)
+	return installedLink(confine.Exec(p, path, argv, env))
 }
 
 // Command returns a command that starts path confined.
@@ -87,5 +90,17 @@ func (c *DeploymentConfiner) Command(path string, args ...string) (*exec.Cmd, er
 	if err != nil {
 		return nil, err
 	}
-	return confine.Command(p, path, args...)
+	cmd, err := confine.Command(p, path, args...)
+	return cmd, installedLink(err)
+}
+
+// installedLink says what to do when an installed binary is a symbolic
+// link the turn could re-point: the advice for the deployment's files
+// (name the path without links) does not fit a program that runs.
+func installedLink(err error) error {
+	var le *confine.LinkError
+	if !errors.As(err, &le) || !slices.Contains(handoff.Installed(), le.Path) {
+		return err
+	}
+	return fmt.Errorf("confine: the installed %s is reached through the symbolic link %s, in a directory the turn's shell could write, so the turn could point it at a program of its own that the next command would run outside the confinement; install the binaries themselves there (make install PREFIX=...), or keep the link in a directory the turn cannot write (it leads to %s)", filepath.Base(le.Path), le.Link, le.Real)
 }
