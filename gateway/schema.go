@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"spear/internal/strictjson"
@@ -158,11 +160,34 @@ func compileSchema(raw json.RawMessage) (*validator, error) {
 	return v, nil
 }
 
+// maxOverrun bounds the checks that overran their time and still run:
+// gojsonschema cannot be stopped, and in a long-lived process (the
+// session's) each overrun would otherwise keep a goroutine busy for as
+// long as it takes. Past the bound, new checks are refused at once.
+const maxOverrun = 4
+
+// overrun counts the checks that overran their time and still run.
+var overrun atomic.Int32
+
 // withinTime runs fn on its own goroutine and waits at most limit for it.
-// A panic in fn is an error; what names the work in messages.
+// A panic in fn is an error; what names the work in messages. While
+// maxOverrun earlier checks that overran still run, fn is not started.
 func withinTime(limit time.Duration, what string, fn func() error) error {
+	if n := overrun.Load(); n >= maxOverrun {
+		return &limitError{fmt.Sprintf("%s was not started: %d earlier checks that overran their %s are still running", what, n, seconds(limit))}
+	}
 	done := make(chan error, 1)
+	var mu sync.Mutex
+	finished, abandoned := false, false
 	go func() {
+		defer func() { // runs last, once done has its error
+			mu.Lock()
+			finished = true
+			if abandoned {
+				overrun.Add(-1)
+			}
+			mu.Unlock()
+		}()
 		defer func() {
 			if r := recover(); r != nil {
 				done <- fmt.Errorf("%s failed: %v", what, r)
@@ -176,8 +201,15 @@ func withinTime(limit time.Duration, what string, fn func() error) error {
 	case err := <-done:
 		return err
 	case <-t.C:
-		return &limitError{fmt.Sprintf("%s did not finish within %s", what, seconds(limit))}
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if finished { // just in time
+		return <-done
+	}
+	abandoned = true
+	overrun.Add(1)
+	return &limitError{fmt.Sprintf("%s did not finish within %s", what, seconds(limit))}
 }
 
 // findKeyword returns the first of keywords used as a key anywhere in v.

@@ -238,3 +238,39 @@ func FuzzCompileSchema(f *testing.F) {
 		}
 	})
 }
+
+// TestOverrunBounded: checks that overran their time and still run are
+// bounded; past the bound a check is refused at once, without running,
+// and once they finish checks run again.
+func TestOverrunBounded(t *testing.T) {
+	release := make(chan struct{})
+	for i := 0; i < maxOverrun; i++ {
+		err := withinTime(10*time.Millisecond, "stuck", func() error { <-release; return nil })
+		var le *limitError
+		if !errors.As(err, &le) || !strings.Contains(err.Error(), "did not finish within") {
+			t.Fatalf("overrun %d: %v", i, err)
+		}
+	}
+	ran := false
+	err := withinTime(time.Second, "next", func() error { ran = true; return nil })
+	var le *limitError
+	if !errors.As(err, &le) || ran || !strings.Contains(err.Error(), "next was not started: 4 earlier checks") {
+		t.Fatalf("past the bound: ran=%v, %v", ran, err)
+	}
+	close(release)
+	for deadline := time.Now().Add(5 * time.Second); overrun.Load() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d overruns left after they finished", overrun.Load())
+		}
+	}
+	if err := withinTime(time.Second, "again", func() error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("after the overruns finished: ran=%v, %v", ran, err)
+	}
+	// a panic is an error, and leaves no overrun counted
+	if err := withinTime(time.Second, "panicking", func() error { panic("boom") }); err == nil || !strings.Contains(err.Error(), "panicking failed: boom") {
+		t.Fatalf("panic: %v", err)
+	}
+	if n := overrun.Load(); n != 0 {
+		t.Fatalf("%d overruns after a panic", n)
+	}
+}
