@@ -238,7 +238,7 @@ func (c *Client) InitializeResult() *InitializeResult {
 func (c *Client) SkippedLines() SkippedLines {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.skipped
+	return c.skipped.Totals()
 }
 
 // fail ends the connection with err, unless it has already ended.
@@ -324,6 +324,9 @@ func (c *Client) readLoop() {
 			c.stop()
 			return
 		}
+		c.mu.Lock()
+		c.skipped.Message()
+		c.mu.Unlock()
 		switch k {
 		case kindResponse:
 			id, ok := m.intID()

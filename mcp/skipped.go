@@ -12,11 +12,12 @@ import (
 // Bounds on the lines that are not JSON at all which a connection skips
 // (see SkippedLines).
 const (
-	// MaxSkippedLines is how many such lines a connection skips; one more
-	// ends it.
+	// MaxSkippedLines is how many such lines a connection skips between
+	// two messages (or before the first); one more ends it.
 	MaxSkippedLines = 100
 	// MaxSkippedBytes is how many bytes of such lines, line endings
-	// included, a connection skips; one more ends it.
+	// included, a connection skips between two messages; one more ends
+	// it.
 	MaxSkippedBytes = 64 << 10
 	// MaxSkippedSample bounds SkippedLines.First, in bytes.
 	MaxSkippedSample = 200
@@ -29,7 +30,7 @@ const (
 // not skipped: it breaks the protocol. Blank lines are skipped and not
 // counted.
 type SkippedLines struct {
-	// Lines is how many lines were skipped.
+	// Lines is how many lines were skipped, in all.
 	Lines int
 	// Bytes is how long they were in all, line endings included.
 	Bytes int
@@ -38,11 +39,26 @@ type SkippedLines struct {
 	// characters, invalid UTF-8 as U+FFFD, at most MaxSkippedSample bytes
 	// long; "" while none was skipped.
 	First string
+
+	runLines, runBytes int // since the last message: what the bounds apply to
+}
+
+// Message notes that a message came: the bounds apply afresh to the lines
+// after it. A server that writes a stray line with each answer (a log
+// line on the wrong stream) is served for as long as it runs; one that
+// writes nothing but such lines is not.
+func (s *SkippedLines) Message() { s.runLines, s.runBytes = 0, 0 }
+
+// Totals returns the counts without what the bounds apply to, to show or
+// to compare.
+func (s SkippedLines) Totals() SkippedLines {
+	return SkippedLines{Lines: s.Lines, Bytes: s.Bytes, First: s.First}
 }
 
 // Skip counts line, read from a server, when it is not JSON at all, and
 // says whether it did. Once more than MaxSkippedLines lines or
-// MaxSkippedBytes bytes have been counted, it returns a *ProtocolError,
+// MaxSkippedBytes bytes have been counted since the last message (see
+// Message), it returns a *ProtocolError,
 // with which the connection ends. A client calls it only for a line that
 // is not a JSON-RPC message; the session process's relay shares it.
 func (s *SkippedLines) Skip(line []byte) (bool, error) {
@@ -54,15 +70,17 @@ func (s *SkippedLines) Skip(line []byte) (bool, error) {
 	}
 	s.Lines++
 	s.Bytes += len(line)
-	if s.Lines > MaxSkippedLines || s.Bytes > MaxSkippedBytes {
-		lines := fmt.Sprintf("%d lines that are", s.Lines)
-		if s.Lines == 1 {
+	s.runLines++
+	s.runBytes += len(line)
+	if s.runLines > MaxSkippedLines || s.runBytes > MaxSkippedBytes {
+		lines := fmt.Sprintf("%d lines that are", s.runLines)
+		if s.runLines == 1 {
 			lines = "1 line that is"
 		}
 		return true, &ProtocolError{Msg: fmt.Sprintf(
-			"server wrote %s not JSON on its stdout (%d bytes; the first: %q), past the %d lines or %d bytes a client skips; "+
+			"server wrote %s not JSON on its stdout in a row (%d bytes; the first it ever wrote: %q), past the %d lines or %d bytes a client skips between two messages; "+
 				"a server writes only JSON-RPC messages on its stdout, and its logs on its stderr",
-			lines, s.Bytes, s.First, MaxSkippedLines, MaxSkippedBytes)}
+			lines, s.runBytes, s.First, MaxSkippedLines, MaxSkippedBytes)}
 	}
 	return true, nil
 }

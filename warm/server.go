@@ -221,6 +221,9 @@ func (s *server) readLoop() {
 			s.failed(perr)
 			return
 		}
+		s.mu.Lock()
+		s.skipped.Message()
+		s.mu.Unlock()
 		switch m.kind {
 		case kindRequest:
 			answer := response(m.id, json.RawMessage(`{}`), 0, "")
