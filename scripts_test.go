@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		"spear-term":       func() { os.Exit(term.Main()) },
 		"spear-capability": func() { os.Exit(cli.Main()) },
 		"fake-mcp":         func() { os.Exit(fakemcp.Main(os.Args[1:])) },
+		"reach":            func() { os.Exit(reachMain(os.Args[1:])) },
 	})
 }
 

@@ -11,10 +11,14 @@
 // mount, unmount or pivot_root (the stand-ins stay), cannot ptrace or read
 // the /proc files (mem, environ, fd, root, cwd, ns) of any process outside
 // it, and, where the kernel offers scopes, cannot signal those processes or
-// connect to their abstract unix sockets. A root shell additionally sees
-// /proc/sys and /sys read-only and loses the capabilities that would let it
-// reach around the mounts or into other processes (CAP_SYS_ADMIN, raw I/O,
-// modules, open-by-handle, ptrace and the like).
+// connect to their abstract unix sockets. Every shell sees /proc and /sys
+// read-only, and runs under a seccomp filter that lets it change resource
+// limits, scheduling and I/O priority only of the process that asks, so
+// that it cannot starve, slow down or set up for the OOM killer the
+// processes outside, which the kernel otherwise allows a process of the
+// same user. A root shell additionally loses the capabilities that would
+// let it reach around the mounts or into other processes (CAP_SYS_ADMIN,
+// raw I/O, modules, open-by-handle, ptrace and the like).
 //
 // There are two ways in: [Exec] replaces the current process (same pid) and
 // [Command] starts a confining launcher, a re-execution of the current binary
@@ -166,18 +170,22 @@ func Probe() Support {
 			"with landlock in the lsm= boot parameter (or CONFIG_LSM)"
 		return s
 	}
+	if why := seccompUnusable(); why != "" {
+		s.Why = why
+		return s
+	}
 	switch {
 	case Inside():
 		// No mount can be added here; what the enclosing confinement
 		// keeps can be kept again, under a further Landlock domain.
-		s.Mechanism = fmt.Sprintf("landlock ABI %d within the enclosing confinement", abi)
+		s.Mechanism = fmt.Sprintf("landlock ABI %d + seccomp within the enclosing confinement", abi)
 	case mountNamespacesUnusable() != "":
 		s.Why = mountNamespacesUnusable()
 		return s
 	case hasSysAdmin():
-		s.Mechanism = fmt.Sprintf("landlock ABI %d + mount namespace", abi)
+		s.Mechanism = fmt.Sprintf("landlock ABI %d + mount namespace + seccomp", abi)
 	case userNamespacesUsable() == "":
-		s.Mechanism = fmt.Sprintf("landlock ABI %d + user and mount namespaces", abi)
+		s.Mechanism = fmt.Sprintf("landlock ABI %d + user and mount namespaces + seccomp", abi)
 	default:
 		s.Why = "without CAP_SYS_ADMIN a private mount namespace needs an unprivileged user namespace, and " +
 			userNamespacesUsable()

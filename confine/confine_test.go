@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -222,6 +223,18 @@ func reached(t *testing.T, res map[string]string, name string, want ...string) {
 	}
 }
 
+// usernsRefused checks that a user namespace of the shell's own could
+// neither unmount (EINVAL: the kernel keeps mounts inherited into a less
+// privileged namespace locked; EPERM: Landlock) nor mount, nor read what
+// is hidden.
+func usernsRefused(t *testing.T, res map[string]string) {
+	t.Helper()
+	want := regexp.MustCompile(`^ok: umount-hidden=(EPERM|EINVAL) umount-marker=(EPERM|EINVAL) mount=EPERM read=ENOENT$`)
+	if got := res["userns-umount"]; !want.MatchString(got) {
+		t.Errorf("userns-umount: got %q, want it refused", got)
+	}
+}
+
 func noSecret(t *testing.T, res map[string]string, name string) {
 	t.Helper()
 	if got := res[name]; strings.Contains(got, secret) || strings.Contains(got, os.Getenv(envSecret)) {
@@ -249,6 +262,7 @@ func TestAttacksAsRoot(t *testing.T) {
 			"hidden-file-write", "ro-write", "ro-rename-away", "ro-rename-parent",
 			"mount-tmpfs", "proc-mem", "proc-fd", "proc-root", "proc-cwd", "proc-ns",
 			"ptrace-victim", "setns-parent", "kill-0", "kill-usr1", "abstract-connect",
+			"prlimit-parent", "setpriority-parent", "setpriority-user", "sched-setaffinity-parent", "prlimit-self",
 			"abstract-own", "core-pattern-write", "sys-write",
 		} {
 			reached(t, res, name)
@@ -258,8 +272,8 @@ func TestAttacksAsRoot(t *testing.T) {
 			reached(t, res, name, secret)
 		}
 		reached(t, res, "hidden-list", "registry")
-		if !strings.Contains(res["unshare-tool-umount"], "mount=0") {
-			t.Errorf("unshare-tool-umount: the control could not mount: %q", res["unshare-tool-umount"])
+		if !strings.Contains(res["userns-umount"], "mount=0") {
+			t.Errorf("userns-umount: the control could not mount: %q", res["userns-umount"])
 		}
 		reached(t, res, "inside", "false")
 		reached(t, res, "inside-grandchild", "false")
@@ -317,9 +331,9 @@ func TestAttacksAsRoot(t *testing.T) {
 		denied(t, res, "mount-tmpfs", unix.EPERM)
 		denied(t, res, "umount-hidden", unix.EPERM)
 		denied(t, res, "umount-marker", unix.EPERM)
-		// unshare -Urm gives the shell CAP_SYS_ADMIN over a mount
+		// A user namespace gives the shell CAP_SYS_ADMIN over a mount
 		// namespace of its own; Landlock still refuses.
-		reached(t, res, "unshare-tool-umount", "umount-hidden=32 umount-marker=32 mount=32 read=1")
+		usernsRefused(t, res)
 		// The unconfined parent's /proc files, ptrace, setns, signals
 		// and abstract sockets are out of reach.
 		denied(t, res, "proc-environ", unix.EACCES)
@@ -330,6 +344,14 @@ func TestAttacksAsRoot(t *testing.T) {
 		denied(t, res, "proc-ns", unix.EACCES)
 		denied(t, res, "ptrace-parent", unix.EPERM)
 		denied(t, res, "ptrace-victim", unix.EPERM)
+		// Nor their limits, scheduling, or cgroups; its own limits it
+		// sets as before.
+		denied(t, res, "prlimit-parent", unix.EPERM)
+		denied(t, res, "setpriority-parent", unix.EPERM)
+		denied(t, res, "setpriority-user", unix.EPERM)
+		denied(t, res, "sched-setaffinity-parent", unix.EPERM)
+		reached(t, res, "sys-mounts", "read-only")
+		reached(t, res, "prlimit-self")
 		denied(t, res, "setns-parent", unix.EPERM)
 		denied(t, res, "open-by-handle", unix.EPERM)
 		if sup.LandlockABI >= 6 {

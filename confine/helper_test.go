@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,9 +140,32 @@ func helperMain(mode string) int {
 		return 99
 	case "command":
 		return commandMain(readSpec())
+	case "userns-mount":
+		return usernsMountMain(os.Getenv("USERNS_HIDDEN"), os.Getenv("USERNS_MNT"))
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
+}
+
+// usernsMountMain, in a user and mount namespace of its own, tries to
+// unmount the hidden directory and the staging tmpfs, mount a tmpfs, and
+// read the hidden registry, and prints each errno ("0": it worked).
+func usernsMountMain(hidden, mnt string) int {
+	name := func(err error) string {
+		var e syscall.Errno
+		switch {
+		case err == nil:
+			return "0"
+		case errors.As(err, &e):
+			return unix.ErrnoName(e)
+		}
+		return err.Error()
+	}
+	_, readErr := os.ReadFile(filepath.Join(hidden, "registry"))
+	fmt.Printf("umount-hidden=%s umount-marker=%s mount=%s read=%s\n",
+		name(unix.Unmount(hidden, unix.MNT_DETACH)), name(unix.Unmount(staging, unix.MNT_DETACH)),
+		name(unix.Mount("x", mnt, "tmpfs", 0, "")), name(readErr))
+	return 0
 }
 
 // commandMain runs, as whoever runs it, either the probe or Path under
@@ -271,17 +295,20 @@ func probeMain(s spec) int {
 		{name: "umount-marker", run: func() (string, error) {
 			return "", inNewMountNamespace(func() error { return unix.Unmount(staging, unix.MNT_DETACH) })
 		}},
-		{name: "unshare-tool-umount", run: func() (string, error) {
+		{name: "userns-umount", run: func() (string, error) {
 			// A new user namespace gives every capability, CAP_SYS_ADMIN
 			// included, over a new mount namespace: only Landlock is
-			// left to refuse.
-			out, err := exec.Command("unshare", "-Urm", "--propagation", "unchanged", "sh", "-c", `
-				umount -l "$1" 2>/dev/null; echo "umount-hidden=$?"
-				umount -l /proc/fs 2>/dev/null; echo "umount-marker=$?"
-				mount -t tmpfs x "$2" 2>/dev/null; echo "mount=$?"
-				cat "$1/registry" 2>/dev/null; echo "read=$?"`,
-				"sh", t.HiddenDir, t.Mnt).CombinedOutput()
-			return strings.Join(strings.Fields(string(out)), " "), err
+			// left to refuse. (No uid map is written: a root shell's
+			// /proc is read-only.)
+			self, err := os.Executable()
+			if err != nil {
+				return "", err
+			}
+			cmd := exec.Command(self)
+			cmd.Env = helperEnv(envMode+"=userns-mount", "USERNS_HIDDEN="+t.HiddenDir, "USERNS_MNT="+t.Mnt)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS, AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN}}
+			out, err := cmd.CombinedOutput()
+			return strings.TrimSpace(string(out)), err
 		}},
 		{name: "proc-environ", run: func() (string, error) { return readString(fmt.Sprintf("/proc/%d/environ", ppid)) }},
 		{name: "proc-mem", run: func() (string, error) { return "", openClose(fmt.Sprintf("/proc/%d/mem", ppid), os.O_RDONLY) }},
@@ -306,6 +333,65 @@ func probeMain(s spec) int {
 		}},
 		{name: "open-by-handle", run: func() (string, error) { return openByHandle(t.Base, s.Handle, s.HandleType) }},
 		{name: "kill-0", run: func() (string, error) { return "", unix.Kill(ppid, 0) }},
+		// The parent's limits and scheduling, each set to what it is.
+		{name: "prlimit-parent", run: func() (string, error) {
+			var lim unix.Rlimit
+			if err := unix.Prlimit(ppid, unix.RLIMIT_NOFILE, nil, &lim); err != nil {
+				return "", err
+			}
+			return "", unix.Prlimit(ppid, unix.RLIMIT_NOFILE, &lim, nil)
+		}},
+		{name: "setpriority-parent", run: func() (string, error) {
+			prio, err := unix.Getpriority(unix.PRIO_PROCESS, ppid)
+			if err != nil {
+				return "", err
+			}
+			return "", unix.Setpriority(unix.PRIO_PROCESS, ppid, 20-prio)
+		}},
+		{name: "setpriority-user", run: func() (string, error) {
+			prio, err := unix.Getpriority(unix.PRIO_USER, 0)
+			if err != nil {
+				return "", err
+			}
+			return "", unix.Setpriority(unix.PRIO_USER, 0, 20-prio)
+		}},
+		{name: "sched-setaffinity-parent", run: func() (string, error) {
+			var set unix.CPUSet
+			if err := unix.SchedGetaffinity(ppid, &set); err != nil {
+				return "", err
+			}
+			return "", unix.SchedSetaffinity(ppid, &set)
+		}},
+		{name: "prlimit-self", run: func() (string, error) {
+			var lim unix.Rlimit
+			if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &lim); err != nil {
+				return "", err
+			}
+			return "", unix.Prlimit(0, unix.RLIMIT_NOFILE, &lim, nil)
+		}},
+		// Every mount beneath /sys (cgroups included) is read-only.
+		{name: "sys-mounts", run: func() (string, error) {
+			f, err := os.Open("/proc/self/mountinfo")
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			var writable []string
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				fields := strings.Fields(sc.Text())
+				if len(fields) < 6 || (fields[4] != "/sys" && !strings.HasPrefix(fields[4], "/sys/")) {
+					continue
+				}
+				if !slices.Contains(strings.Split(fields[5], ","), "ro") {
+					writable = append(writable, fields[4])
+				}
+			}
+			if len(writable) > 0 {
+				return "writable: " + strings.Join(writable, " "), nil
+			}
+			return "read-only", sc.Err()
+		}},
 		{name: "kill-usr1", run: func() (string, error) {
 			if s.SignalPid == 0 {
 				return "skipped", nil

@@ -119,6 +119,9 @@ func confineAndExec(pl *plan, path string, argv, env []string) error {
 	if err := restrictThread(abi); err != nil {
 		return fmt.Errorf("confine: %w", err)
 	}
+	if err := restrictCalls(); err != nil {
+		return err
+	}
 	return &execError{path, syscall.Exec(path, argv, env)}
 }
 

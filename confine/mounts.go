@@ -22,10 +22,21 @@ const staging = "/proc/fs"
 // emptyFile is the stand-in for hidden files, inside staging.
 const emptyFile = staging + "/empty"
 
-// rootOnly are read-only for a root shell, so that it cannot set
-// kernel.core_pattern, the uevent helper, binfmt_misc handlers, cgroup
-// release agents or sysrq, each a way to run something outside.
-var rootOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/sys"}
+// readOnlyAlways are read-only for every shell, with everything mounted
+// beneath them: /sys, so that no shell can write a cgroup it was delegated
+// (freeze, kill or starve the processes in it), which the kernel allows
+// to any process of the user.
+var readOnlyAlways = []string{"/sys"}
+
+// rootOnly are read-only for a root shell too: all of /proc, so that it
+// cannot set kernel.core_pattern, the uevent helper, binfmt_misc handlers
+// or sysrq, each a way to run something outside, nor write the
+// oom_score_adj, autogroup or other files of a process outside, which it
+// owns (for another user, the deployment's processes are not dumpable:
+// their /proc files belong to root). A root shell cannot write a uid map
+// for a user namespace of its own then. It writes its own standard files
+// through /proc/self/fd as before: those lead to the files themselves.
+var rootOnly = []string{"/proc"}
 
 // plan is a policy resolved against the filesystem: what to mount where.
 type plan struct {
@@ -268,22 +279,23 @@ func (pl *plan) mount(root bool) error {
 	if err := hideBlockDevices(root); err != nil {
 		return err
 	}
+	roots := append([]string{}, readOnlyAlways...)
 	if root {
-		for _, p := range rootOnly {
-			if _, err := os.Lstat(p); err != nil {
-				continue // no such knob on this kernel
-			}
-			// A mount of this namespace's own (/sys) can be made
-			// read-only as it is; a path within one (/proc/sys) is
-			// bound onto itself first.
-			if !isMountRoot(p) {
-				if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-					return fmt.Errorf("confine: make %s read-only: %w", p, err)
-				}
-			}
-			if err := makeReadOnly(p, true); err != nil {
+		roots = append(roots, rootOnly...)
+	}
+	for _, p := range roots {
+		if _, err := os.Lstat(p); err != nil {
+			continue // not mounted here: nothing to write
+		}
+		// A mount of this namespace's own can be made read-only as it
+		// is; a path that is not one is bound onto itself first.
+		if !isMountRoot(p) {
+			if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 				return fmt.Errorf("confine: make %s read-only: %w", p, err)
 			}
+		}
+		if err := makeReadOnly(p, true); err != nil {
+			return fmt.Errorf("confine: make %s read-only: %w", p, err)
 		}
 	}
 	return nil

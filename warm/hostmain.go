@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"spear/internal/procs"
 	"strconv"
 	"syscall"
 	"time"
@@ -29,6 +30,7 @@ const lockFD = 3
 // and returns 0; 2 when it was not started as a Launcher starts it. Every
 // other descriptor it inherited is closed first.
 func HostMain(args []string, answer Answerer) int {
+	procs.Undumpable() // best effort; see procs.Undumpable
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	session := fs.String("session", "", "the session's id")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Alive reports whether pid names a process that has not yet exited; a
@@ -85,4 +87,14 @@ func within(done <-chan struct{}, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// Undumpable makes the calling process not dumpable: its /proc files then
+// belong to root, so that another process of the same user (a turn's
+// shell) cannot write its oom_score_adj or autogroup, and only a process
+// with CAP_SYS_PTRACE can read its environ or attach to it. It lasts
+// until the process executes another program. The session process and
+// the reapers, which outlive the commands that start them, call it.
+func Undumpable() error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }

@@ -49,6 +49,7 @@ func reaperMain(args []string) int {
 	// The program's parent-death signal follows the thread that starts
 	// it; init runs on the main thread, and the reaper stays there.
 	runtime.LockOSThread()
+	Undumpable() // best effort: the program it starts is dumpable again
 	report := os.NewFile(3, "report")
 	say := func(word string, n int) {
 		fmt.Fprintf(report, "%s %d\n", word, n)
