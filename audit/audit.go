@@ -101,6 +101,13 @@ func (l *Logger) Record(event string, fields Fields) error {
 	return nil
 }
 
+func init() {
+	// A write that fails is Record's error (lockedFile keeps it), said
+	// by the caller in its own words: zerolog's own line on stderr would
+	// reach the turn's terminal, naming the trail's path.
+	zerolog.ErrorHandler = func(error) {}
+}
+
 // lockedFile writes each event with one write(2) under an exclusive flock,
 // so that appends from many processes stay whole lines.
 type lockedFile struct {
@@ -115,12 +122,23 @@ func (w *lockedFile) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	defer syscall.Flock(fd, syscall.LOCK_UN)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		w.err = err
+		return 0, err
+	}
 	n, err := w.f.Write(p)
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
 		w.err = err
+		if n > 0 {
+			// A line cut short (a full disk, a file size limit) would
+			// run into the next one: the trail keeps whole lines only.
+			// The lock is still held, so nothing came after it.
+			w.f.Truncate(st.Size)
+		}
 	}
 	return n, err
 }

@@ -101,6 +101,10 @@ func answerTurn(ctx context.Context, ts *TurnSession, args []string, stdout, std
 			return present.WriteError(stderr, err), nil, nil
 		}
 		fmt.Fprint(stdout, out.Framed)
+		if out.Unrecorded != "" {
+			// The turn is not told where the trail is (see auditRefusal).
+			fmt.Fprintln(stderr, "spear-capability: the call ran, but its end could not be recorded in the audit trail, which has its start; tell the operator")
+		}
 		return out.Status, out.Release, nil
 	}
 }

@@ -404,6 +404,10 @@ type Outcome struct {
 	Result     *mcp.CallToolResult
 	Framed     string
 	Status     int
+	// Unrecorded is why the call's end could not be recorded, or "": the
+	// call ran (its start is recorded), and its result is delivered all
+	// the same, with that said (but not where the trail is).
+	Unrecorded string
 	release    func()
 }
 
@@ -504,9 +508,10 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 		fields["outcome"] = "tool_error"
 	}
 	fields["result_bytes"] = len(out.Framed)
-	if err := ts.record(audit.CapabilityInvoked, fields); err != nil {
-		out.Release()
-		return nil, err
+	if err := ts.log.Record(audit.CapabilityInvoked, fields); err != nil {
+		// Too late to refuse: the call ran. Saying it was refused would
+		// hide a WRITE that took effect.
+		out.Unrecorded = err.Error()
 	}
 	return out, nil
 }
