@@ -108,3 +108,24 @@ func errnoErr(e syscall.Errno) error {
 	}
 	return e
 }
+
+// nofileMain is the scripts' nofile command: nofile PID N sets the
+// descriptor limit of PID to N, as a process outside the turn's shell
+// (or a careless operator) could.
+func nofileMain(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: nofile PID N")
+		return 2
+	}
+	pid, err1 := strconv.Atoi(args[0])
+	n, err2 := strconv.ParseUint(args[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		fmt.Fprintln(os.Stderr, "usage: nofile PID N")
+		return 2
+	}
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: n, Max: n}, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "nofile:", err)
+		return 1
+	}
+	return 0
+}

@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		"spear-capability": func() { os.Exit(cli.Main()) },
 		"fake-mcp":         func() { os.Exit(fakemcp.Main(os.Args[1:])) },
 		"reach":            func() { os.Exit(reachMain(os.Args[1:])) },
+		"nofile":           func() { os.Exit(nofileMain(os.Args[1:])) },
 	})
 }
 

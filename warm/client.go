@@ -10,6 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -319,22 +322,90 @@ func StopSessions(ctx context.Context, stateDir, session string) ([]Status, erro
 	dirs := sessionDirs(stateDir)
 	if session != "" {
 		if !validTurn(session) {
-			return nil, fmt.Errorf("%q is not a session id", session)
+			return nil, fmt.Errorf("%q is %w", session, ErrNotSession)
 		}
 		dirs = []string{hostwire.SessionDir(stateDir, session)}
 	}
 	var out []Status
+	var errs []error
 	for _, dir := range dirs {
 		st, err := ask(ctx, dir, OpShutdown, 30*time.Second)
 		if err != nil {
-			continue
+			if !lockHeld(dir) {
+				continue // no host: a socket one that died left behind
+			}
+			// A host that holds the lock but does not answer (out of
+			// descriptors, stopped, hung) is stopped by signal.
+			st, err = terminate(ctx, dir, err)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
 		}
 		for deadline := time.Now().Add(3 * time.Second); procs.Alive(st.Pid) && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 		out = append(out, *st)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
+}
+
+// ErrNotSession is StopSessions' error for a name that is not a session
+// id.
+var ErrNotSession = errors.New("not a session id")
+
+// lockHeld reports whether a host holds dir's lock: it does for as long
+// as it takes connections.
+func lockHeld(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+}
+
+// terminate stops the host serving dir that did not answer (why) with
+// SIGTERM, on which it stops its servers as it would when asked, and
+// waits for it to go. The host is found by its command line.
+func terminate(ctx context.Context, dir string, why error) (*Status, error) {
+	name := filepath.Base(dir)
+	pid := findHost(dir)
+	if pid == 0 {
+		return nil, fmt.Errorf("session %s: its session process holds the session's lock but did not answer (%v), and no process of this user is it", name, why)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return nil, fmt.Errorf("session %s: its session process (pid %d) did not answer (%v), and cannot be signalled: %v", name, pid, why, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); procs.Alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("session %s: its session process (pid %d) did not answer (%v), and is still running 30 s after SIGTERM", name, pid, why)
+		}
+	}
+	return &Status{Session: name, Pid: pid, Servers: []ServerStatus{}, Unanswered: why.Error()}, nil
+}
+
+// findHost returns the pid of the host serving dir, found by its command
+// line (HostArg … -dir dir), or 0.
+func findHost(dir string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+		if len(args) > 1 && args[1] == HostArg && slices.Contains(args, "-dir") {
+			if i := slices.Index(args, "-dir"); i+1 < len(args) && args[i+1] == dir {
+				return pid
+			}
+		}
+	}
+	return 0
 }
 
 // ask sends op to the host in dir and returns the status it replies with.

@@ -149,6 +149,10 @@ type Status struct {
 	// Answered is how many invocations the host has answered
 	// (hostwire.OpAnswer), hand-backs not counted.
 	Answered int `json:"answered"`
+	// Unanswered, from StopSessions only, says the host did not answer
+	// and was stopped by SIGTERM: what it stopped is in the audit trail,
+	// not in Servers.
+	Unanswered string `json:"unanswered,omitempty"`
 }
 
 // ServerStatus is one server a host runs.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -50,24 +51,34 @@ stops one session's servers, or every session's.`,
 				session = args[0]
 			}
 			stopped, err := warm.StopSessions(cmd.Context(), e.gw.Settings.StateDir, session)
-			if err != nil {
+			if o.json {
+				if jerr := printJSON(e.stdout, nonNilStatuses(stopped)); jerr != nil {
+					return jerr
+				}
+			} else {
+				if len(stopped) == 0 && err == nil {
+					fmt.Fprintln(e.stdout, "no session process was running")
+				}
+				for _, st := range stopped {
+					if st.Unanswered != "" {
+						fmt.Fprintf(e.stdout, "stopped session %s with SIGTERM (pid %d): its session process did not answer (%s); its servers' stops are in the audit trail\n", st.Session, st.Pid, st.Unanswered)
+						continue
+					}
+					var names []string
+					for _, s := range st.Servers {
+						names = append(names, fmt.Sprintf("%s (pid %d)", s.Provider, s.Pid))
+					}
+					if len(names) == 0 {
+						names = []string{"no server was running"}
+					}
+					fmt.Fprintf(e.stdout, "stopped session %s: %s\n", st.Session, strings.Join(names, ", "))
+				}
+			}
+			if errors.Is(err, warm.ErrNotSession) {
 				return &exitError{code: outcome.ExitRefused, msg: err.Error()}
 			}
-			if o.json {
-				return printJSON(e.stdout, nonNilStatuses(stopped))
-			}
-			if len(stopped) == 0 {
-				fmt.Fprintln(e.stdout, "no session process was running")
-			}
-			for _, st := range stopped {
-				var names []string
-				for _, s := range st.Servers {
-					names = append(names, fmt.Sprintf("%s (pid %d)", s.Provider, s.Pid))
-				}
-				if len(names) == 0 {
-					names = []string{"no server was running"}
-				}
-				fmt.Fprintf(e.stdout, "stopped session %s: %s\n", st.Session, strings.Join(names, ", "))
+			if err != nil {
+				return &exitError{code: 1, msg: err.Error()}
 			}
 			return nil
 		},
