@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -113,10 +116,11 @@ func putVisible(m map[string]any, k string, v any) {
 // on stdin. Only exit status 0 approves; anything else, no answer within
 // limit, or ctx ending first, refuses. The program runs in its own process
 // group, which is killed when the limit passes or ctx ends.
-func confirm(ctx context.Context, command string, req []byte, limit time.Duration) (bool, string) {
+func confirm(ctx context.Context, command string, env []string, req []byte, limit time.Duration) (bool, string) {
 	waitCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(waitCtx, "/bin/sh", "-c", command)
+	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return procs.KillGroup(cmd.Process.Pid) }
@@ -141,4 +145,54 @@ func confirm(ctx context.Context, command string, req []byte, limit time.Duratio
 		return false, why
 	}
 	return false, fmt.Sprintf("the confirmation program could not run: %v", err)
+}
+
+// confirmEnv is the environment the confirmation program runs with: env,
+// with PATH kept to the directories the turn's shell cannot write in.
+// The program runs outside the confinement, found by the command's own
+// words: a ~/bin or ~/.local/bin of the user's (or the workspace, or a
+// temporary directory) on PATH would let the turn put a program there
+// that approves every WRITE. It also returns the directories left out.
+func confirmEnv(env []string, home, workspace string) ([]string, []string) {
+	out := make([]string, 0, len(env))
+	var dropped []string
+	for _, kv := range env {
+		path, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			out = append(out, kv)
+			continue
+		}
+		var kept []string
+		for _, dir := range filepath.SplitList(path) {
+			if turnWritable(dir, home, workspace) {
+				dropped = append(dropped, dir)
+				continue
+			}
+			kept = append(kept, dir)
+		}
+		out = append(out, "PATH="+strings.Join(kept, string(filepath.ListSeparator)))
+	}
+	return out, dropped
+}
+
+// turnWritable reports whether dir is, or may be, one the turn's shell
+// writes in: a relative one (the shell's own working directory), or one
+// at or below HOME, the workspace or a temporary directory.
+func turnWritable(dir, home, workspace string) bool {
+	if !filepath.IsAbs(dir) {
+		return true
+	}
+	dir = filepath.Clean(dir)
+	for _, w := range []string{home, workspace, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
+		if w == "" || !filepath.IsAbs(w) {
+			continue
+		}
+		if w = filepath.Clean(w); w == "/" {
+			continue // a HOME of "/" would make every directory the turn's
+		}
+		if dir == w || strings.HasPrefix(dir, w+"/") {
+			return true
+		}
+	}
+	return false
 }

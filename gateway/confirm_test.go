@@ -33,7 +33,7 @@ func TestConfirm(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			ok, why := confirm(context.Background(), tc.command, []byte(`{}`), tc.limit)
+			ok, why := confirm(context.Background(), tc.command, nil, []byte(`{}`), tc.limit)
 			if ok != tc.ok || why != tc.why && !(strings.HasSuffix(tc.why, ": ") && strings.HasPrefix(why, tc.why)) {
 				t.Errorf("confirm(%q) = %v, %q; want %v, %q", tc.command, ok, why, tc.ok, tc.why)
 			}
@@ -57,7 +57,7 @@ func TestConfirmKillsGroup(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		ok, why := confirm(ctx, "sleep 30 & echo $! > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; wait", nil, time.Minute)
+		ok, why := confirm(ctx, "sleep 30 & echo $! > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; wait", nil, nil, time.Minute)
 		done <- answer{ok, why}
 	}()
 	// Once the program has started its child, the wait ends.
@@ -243,5 +243,38 @@ func TestConfirmHandedBack(t *testing.T) {
 	release()
 	if handBack || st != outcome.ExitOK || !strings.Contains(out.String(), "echo called") {
 		t.Errorf("auto: %d %v %q", st, handBack, out.String())
+	}
+}
+
+// TestConfirmEnv: the confirmation program's PATH keeps no directory the
+// turn's shell may write in; everything else is kept as it was.
+func TestConfirmEnv(t *testing.T) {
+	env := []string{"HOME=/home/u", "PATH=/usr/local/bin:/home/u/bin:bin::/srv/ws/tools:/tmp/x:/usr/bin:/home/u", "LANG=C"}
+	got, dropped := confirmEnv(env, "/home/u", "/srv/ws")
+	want := []string{"HOME=/home/u", "PATH=/usr/local/bin:/usr/bin", "LANG=C"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("env %q, want %q", got, want)
+	}
+	if strings.Join(dropped, " ") != "/home/u/bin bin  /srv/ws/tools /tmp/x /home/u" {
+		t.Errorf("dropped %q", dropped)
+	}
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{
+		{"/home/user", false}, // beside HOME, not in it
+		{"/home/u/", true},
+		{"/srv", false}, // above the workspace
+		{"/var/tmp/b", true},
+		{"/dev/shm", true},
+		{".", true},
+	} {
+		if got := turnWritable(tc.dir, "/home/u", "/srv/ws"); got != tc.want {
+			t.Errorf("turnWritable(%q) = %v", tc.dir, got)
+		}
+	}
+	// a HOME of "/" makes nothing writable by that rule alone
+	if turnWritable("/usr/bin", "/", "") {
+		t.Error("HOME=/ took /usr/bin")
 	}
 }

@@ -548,8 +548,12 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p 
 		return "", ErrHandBack
 	}
 	req := newConfirmRequest(ts.Turn, c, args).JSON()
-	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, req, ts.g.Settings.ConfirmTimeout)
+	env, dropped := confirmEnv(os.Environ(), ts.g.getenv()("HOME"), ts.Turn.Workspace)
+	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, env, req, ts.g.Settings.ConfirmTimeout)
 	if !ok {
+		if len(dropped) > 0 && strings.Contains(why, "exit status 127") {
+			why += fmt.Sprintf("; it runs with PATH without the directories the turn's shell can write (%s): name it by an absolute path outside them", strings.Join(dropped, ", "))
+		}
 		return "", outcome.Refused("", "%s was not confirmed: %s", c.Name, why)
 	}
 	return "confirmation", nil
