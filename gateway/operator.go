@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"spear/deploy"
@@ -49,6 +51,10 @@ type ProviderReport struct {
 	MissingRead []string `json:"missing_read,omitempty"`
 	// Excluded are the tools a turn would leave out, and why.
 	Excluded []string `json:"excluded,omitempty"`
+	// Writable is the program the provider's server runs when the turn's
+	// shell may write it (see turnWritable), which would let a turn
+	// change what runs with the provider's secrets; "" otherwise.
+	Writable string `json:"writable_program,omitempty"`
 }
 
 // Report is what check and list print.
@@ -128,6 +134,11 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 		default:
 			// Each goroutine owns its own slot, written once.
 			wg.Add(1)
+			workspace := ""
+			if preview != nil {
+				workspace = preview.Workspace
+			}
+			pr.Writable = writableProgram(p, g.getenv(), workspace)
 			go func(i int, p *deploy.Provider, pr ProviderReport) {
 				defer wg.Done()
 				r.Providers[i] = inspectProvider(ctx, g.connect(), p, pr, preview != nil && sel.Offer.ReadOnly)
@@ -144,6 +155,35 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 		}
 	}
 	return r, sel, nil
+}
+
+// writableProgram returns the program p's server runs (or the file a link
+// to it leads to) when it is in a directory the turn's shell may write in
+// and none of p's private paths covers it; "" otherwise.
+func writableProgram(p *deploy.Provider, getenv func(string) string, workspace string) string {
+	prog, err := clientOptions(p, getenv).Program()
+	if err != nil {
+		return ""
+	}
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(p.Dir, prog)
+	}
+	names := []string{prog}
+	if real, err := filepath.EvalSymlinks(prog); err == nil && real != prog {
+		names = append(names, real)
+	}
+	for _, name := range names {
+		private := false
+		for _, dir := range p.Private {
+			if name == dir || strings.HasPrefix(name, dir+"/") {
+				private = true
+			}
+		}
+		if !private && turnWritable(filepath.Dir(name), getenv("HOME"), workspace) {
+			return name
+		}
+	}
+	return ""
 }
 
 func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider, pr ProviderReport, readOnly bool) ProviderReport {

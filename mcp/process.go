@@ -56,14 +56,9 @@ func startProcess(opts *Options) (*process, error) {
 		return nil, &StartError{Command: "(empty command)", Err: errors.New("the command is empty")}
 	}
 	name := opts.Command[0]
-	path := name
-	// A bare name is looked up in the server's own PATH, the one it is
-	// given, not ours.
-	if !strings.Contains(name, "/") {
-		var err error
-		if path, err = lookPath(name, opts.getenv()("PATH")); err != nil {
-			return nil, &StartError{Command: name, Err: err}
-		}
+	path, err := opts.Program()
+	if err != nil {
+		return nil, &StartError{Command: name, Err: err}
 	}
 
 	inR, inW, err := os.Pipe()
@@ -112,6 +107,20 @@ func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 func (p *process) Close() error {
 	p.stop(p.grace)
 	return nil
+}
+
+// Program returns the program StartProcess runs for o: the command's first
+// word when it names a path, or else the first match in the absolute
+// directories of the server's own PATH (the one it is given, not ours).
+func (o Options) Program() (string, error) {
+	if len(o.Command) == 0 || o.Command[0] == "" {
+		return "", errors.New("the command is empty")
+	}
+	name := o.Command[0]
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	return lookPath(name, o.getenv()("PATH"))
 }
 
 // lookPath finds name in the absolute directories of path; empty and

@@ -73,4 +73,7 @@ func writeStatus(w io.Writer, p gateway.ProviderReport) {
 	for _, x := range p.Excluded {
 		fmt.Fprintf(w, "warning   left out of every turn: %s\n", x)
 	}
+	if p.Writable != "" {
+		fmt.Fprintf(w, "warning   %s: runs %s, in a directory the turn's shell may write in (HOME, the workspace or a temporary one): a turn could change it and have it run with the provider's env; install it elsewhere, or list its directory in private\n", p.ID, p.Writable)
+	}
 }
