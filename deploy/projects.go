@@ -105,9 +105,14 @@ func decodeProject(path string, i int, raw json.RawMessage) (Project, *Problem) 
 // resolved; the longest such root wins. It returns nil for an unregistered
 // tree, and the resolved workspace.
 //
-// A workspace whose path as given lies in one project and whose resolved
-// path lies out of that project's tree is ambiguous: the turn can plant
-// symlinks in its own tree. Resolve then returns nil and a *WorkspaceConflict.
+// The turn can plant symlinks wherever it writes: in its workspace, and
+// often in the directory above it (moving the workspace aside and putting
+// a link to another tree in its place). So the project the workspace lies
+// in as given (by the turn file, which the turn cannot change) must be
+// the one it resolves to: a workspace in one project as given that
+// resolves to another project or to none, or in none as given that
+// resolves into one, is ambiguous. Resolve then returns nil and a
+// *WorkspaceConflict.
 func (ps *Projects) Resolve(workspace string) (*Project, string, error) {
 	ws := resolvePath(workspace)
 	byResolved := ps.longest(ws, resolvePath)
@@ -116,11 +121,11 @@ func (ps *Projects) Resolve(workspace string) (*Project, string, error) {
 		given = filepath.Clean(workspace)
 	}
 	byGiven := ps.longest(given, filepath.Clean)
-	// A workspace that resolves to a place inside the tree of the project
-	// it lies in as given is that project's (or a nested project's, by the
-	// longest root); one that resolves out of that tree is a conflict.
-	if byGiven != nil && byGiven != byResolved && !within(resolvePath(byGiven.Root), ws) {
-		c := &WorkspaceConflict{Workspace: given, Resolved: ws, Given: byGiven.Name}
+	if byGiven != byResolved {
+		c := &WorkspaceConflict{Workspace: given, Resolved: ws}
+		if byGiven != nil {
+			c.Given = byGiven.Name
+		}
 		if byResolved != nil {
 			c.ResolvedProject = byResolved.Name
 		}
@@ -144,16 +149,18 @@ func (ps *Projects) longest(ws string, norm func(string) string) *Project {
 }
 
 // WorkspaceConflict is a workspace whose path as given lies in one project
-// and whose resolved path lies in another project, or in none.
+// (or none) and whose resolved path lies in another project (or none).
 type WorkspaceConflict struct {
 	Workspace, Resolved    string
-	Given, ResolvedProject string // project names; ResolvedProject may be empty
+	Given, ResolvedProject string // project names; either may be empty
 }
 
 func (c *WorkspaceConflict) Error() string {
-	other := "in no registered project"
-	if c.ResolvedProject != "" {
-		other = "in project " + c.ResolvedProject
+	in := func(name string) string {
+		if name == "" {
+			return "in no registered project"
+		}
+		return "in project " + name
 	}
-	return fmt.Sprintf("the workspace %s lies in project %s as given, but resolves through a symlink to %s, %s", c.Workspace, c.Given, c.Resolved, other)
+	return fmt.Sprintf("the workspace %s lies %s as given, but resolves through a symlink to %s, %s", c.Workspace, in(c.Given), c.Resolved, in(c.ResolvedProject))
 }

@@ -26,10 +26,11 @@ func TestResolveProject(t *testing.T) {
 		"src/web/sub":          "web",
 		"src/web/sub/../sub":   "web",
 		"src/web2":             "web2",
-		"link/sub":             "web",
-		"src/fw":               "fw",
+		"link/sub":             "", // in none as given: a conflict (TestResolveConflict)
+		"src/fw":               "", // in fw by its resolved root only
 		"src/fw/a":             "fw-a",
-		"srclink/fw/a":         "fw-a",
+		"srclink/fw":           "fw",
+		"srclink/fw/a":         "", // in fw as given, fw-a resolved
 		"elsewhere":            "",
 		"src":                  "",
 		"src/we":               "",
@@ -189,19 +190,21 @@ func TestResolveConflict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	links := map[string]string{"a/to-b": "../b/src", "a/to-out": "../outside", "a/inner": "src", "outside/to-a": "../a/src"}
+	// c is a project whose root the turn replaced by a link to b's
+	links := map[string]string{"a/to-b": "../b/src", "a/to-out": "../outside", "a/inner": "src", "outside/to-a": "../a/src", "c": "b"}
 	for l, target := range links {
 		if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ps := &Projects{List: []Project{{Name: "a", Root: filepath.Join(root, "a")}, {Name: "b", Root: filepath.Join(root, "b")}}}
+	ps := &Projects{List: []Project{{Name: "a", Root: filepath.Join(root, "a")}, {Name: "b", Root: filepath.Join(root, "b")}, {Name: "c", Root: filepath.Join(root, "c")}}}
 	for _, tc := range []struct{ ws, project, conflict string }{
 		{"a/src", "a", ""},
 		{"a/inner", "a", ""},
 		{"a/to-b", "", "resolves through a symlink"},
 		{"a/to-out", "", "in no registered project"},
-		{"outside/to-a", "a", ""},
+		{"outside/to-a", "", "lies in no registered project as given, but resolves through a symlink to"},
+		{"c/src", "", "lies in project c as given, but resolves through a symlink to"},
 		{"outside", "", ""},
 	} {
 		p, _, err := ps.Resolve(filepath.Join(root, tc.ws))

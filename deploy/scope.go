@@ -58,8 +58,12 @@ func ParseScope(s string) (Scope, error) {
 }
 
 // Covers reports whether the scope includes a turn in project p (nil for an
-// unregistered tree) at the resolved workspace ws, and says why not.
-func (s Scope) Covers(p *Project, ws string) (bool, string) {
+// unregistered tree) at the workspace given (absolute, as the turn file
+// says) and resolved (ws), and says why not. A path scope must contain the
+// workspace both ways: the turn can plant symlinks in its workspace, which
+// would otherwise make a scope of a directory in it (resolved through the
+// turn's link) cover the whole workspace.
+func (s Scope) Covers(p *Project, given, ws string) (bool, string) {
 	if p == nil {
 		return false, "the workspace is in no registered project"
 	}
@@ -86,7 +90,7 @@ func (s Scope) Covers(p *Project, ws string) (bool, string) {
 		}
 		return false, fmt.Sprintf("scope %s does not include family %s", s, p.Family)
 	case "path":
-		if within(resolvePath(s.Path), ws) {
+		if within(filepath.Clean(s.Path), given) && within(resolvePath(s.Path), ws) {
 			return true, ""
 		}
 		return false, fmt.Sprintf("scope %s does not contain the workspace", s)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"spear/deploy"
 )
@@ -53,6 +54,7 @@ type Selection struct {
 	Turn      *deploy.Turn
 	Project   *deploy.Project // nil for an unregistered tree
 	Workspace string          // resolved
+	Given     string          // the workspace as the turn file gives it, absolute
 	Offer     Offer
 	Decisions []Decision
 }
@@ -72,7 +74,11 @@ func (s *Selection) Admitted() []*deploy.Provider {
 // turn.
 func selectProviders(reg *deploy.Registry, projects *deploy.Projects, t *deploy.Turn) *Selection {
 	proj, ws, conflict := projects.Resolve(t.Workspace)
-	sel := &Selection{Turn: t, Project: proj, Workspace: ws, Offer: turnOffer(t)}
+	given, err := filepath.Abs(t.Workspace)
+	if err != nil {
+		given = filepath.Clean(t.Workspace)
+	}
+	sel := &Selection{Turn: t, Project: proj, Workspace: ws, Given: given, Offer: turnOffer(t)}
 	if sel.Offer.Task != "" && conflict != nil {
 		sel.Offer = Offer{Why: conflict.Error() + ", so no provider reaches it"}
 	} else if sel.Offer.Task != "" && proj == nil {
@@ -92,7 +98,7 @@ func decide(p *deploy.Provider, sel *Selection) Decision {
 	if !p.Enabled {
 		return no("the entry is disabled (enabled: false)")
 	}
-	if ok, why := p.Scope.Covers(sel.Project, sel.Workspace); !ok {
+	if ok, why := p.Scope.Covers(sel.Project, sel.Given, sel.Workspace); !ok {
 		return no(why)
 	}
 	if !p.Serves(sel.Offer.Task) {
