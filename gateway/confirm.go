@@ -121,6 +121,7 @@ func confirm(ctx context.Context, command string, env []string, req []byte, limi
 	defer cancel()
 	cmd := exec.CommandContext(waitCtx, "/bin/sh", "-c", command)
 	cmd.Env = env
+	cmd.Dir = "/" // not the workspace, whose files the turn writes
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return procs.KillGroup(cmd.Process.Pid) }
@@ -148,31 +149,50 @@ func confirm(ctx context.Context, command string, env []string, req []byte, limi
 }
 
 // confirmEnv is the environment the confirmation program runs with: env,
-// with PATH kept to the directories the turn's shell cannot write in.
-// The program runs outside the confinement, found by the command's own
-// words: a ~/bin or ~/.local/bin of the user's (or the workspace, or a
-// temporary directory) on PATH would let the turn put a program there
-// that approves every WRITE. It also returns the directories left out.
-func confirmEnv(env []string, home, workspace string) ([]string, []string) {
-	out := make([]string, 0, len(env))
+// with HOME set to home (a directory the turn's shell cannot write, see
+// confirmHome), PATH kept to the directories the turn's shell cannot
+// write in, and the XDG_*_HOME variables that name such a directory left
+// out. The program runs outside the confinement: a ~/bin on PATH, or a
+// HOME the turn can write (Python's usercustomize, git's and ssh's
+// configuration, node's modules), would let the turn run code of its own
+// there, or approve every WRITE. It also returns the PATH directories
+// left out.
+func confirmEnv(env []string, userHome, workspace, home string) ([]string, []string) {
+	out := make([]string, 0, len(env)+1)
 	var dropped []string
 	for _, kv := range env {
-		path, ok := strings.CutPrefix(kv, "PATH=")
-		if !ok {
-			out = append(out, kv)
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "HOME":
+			continue
+		case k == "PATH":
+			var kept []string
+			for _, dir := range filepath.SplitList(v) {
+				if turnWritable(dir, userHome, workspace) {
+					dropped = append(dropped, dir)
+					continue
+				}
+				kept = append(kept, dir)
+			}
+			kv = "PATH=" + strings.Join(kept, string(filepath.ListSeparator))
+		case strings.HasPrefix(k, "XDG_") && strings.HasSuffix(k, "_HOME") && turnWritable(v, userHome, workspace):
 			continue
 		}
-		var kept []string
-		for _, dir := range filepath.SplitList(path) {
-			if turnWritable(dir, home, workspace) {
-				dropped = append(dropped, dir)
-				continue
-			}
-			kept = append(kept, dir)
-		}
-		out = append(out, "PATH="+strings.Join(kept, string(filepath.ListSeparator)))
+		out = append(out, kv)
 	}
-	return out, dropped
+	return append(out, "HOME="+home), dropped
+}
+
+// confirmHome is the HOME the confirmation program runs with: a directory
+// of its own in the configuration directory, which the turn's shell can
+// neither read nor write; the operator puts there what the program needs
+// from a HOME. It is made (0700) when it does not exist.
+func confirmHome(configDir string) (string, error) {
+	dir := filepath.Join(configDir, "confirm-home")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("making the confirmation program's HOME: %w", err)
+	}
+	return dir, nil
 }
 
 // turnWritable reports whether dir is, or may be, one the turn's shell

@@ -247,11 +247,13 @@ func TestConfirmHandedBack(t *testing.T) {
 }
 
 // TestConfirmEnv: the confirmation program's PATH keeps no directory the
-// turn's shell may write in; everything else is kept as it was.
+// turn's shell may write in, its HOME is its own, and the XDG homes in
+// the turn's reach go; everything else is kept as it was.
 func TestConfirmEnv(t *testing.T) {
-	env := []string{"HOME=/home/u", "PATH=/usr/local/bin:/home/u/bin:bin::/srv/ws/tools:/tmp/x:/usr/bin:/home/u", "LANG=C"}
-	got, dropped := confirmEnv(env, "/home/u", "/srv/ws")
-	want := []string{"HOME=/home/u", "PATH=/usr/local/bin:/usr/bin", "LANG=C"}
+	env := []string{"HOME=/home/u", "PATH=/usr/local/bin:/home/u/bin:bin::/srv/ws/tools:/tmp/x:/usr/bin:/home/u", "LANG=C",
+		"XDG_CONFIG_HOME=/home/u/.config", "XDG_DATA_HOME=/srv/data", "XDG_RUNTIME_DIR=/run/user/1000"}
+	got, dropped := confirmEnv(env, "/home/u", "/srv/ws", "/etc/spear/confirm-home")
+	want := []string{"PATH=/usr/local/bin:/usr/bin", "LANG=C", "XDG_DATA_HOME=/srv/data", "XDG_RUNTIME_DIR=/run/user/1000", "HOME=/etc/spear/confirm-home"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("env %q, want %q", got, want)
 	}

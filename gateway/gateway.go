@@ -548,7 +548,11 @@ func (ts *TurnSession) allowWrite(ctx context.Context, c *present.Capability, p 
 		return "", ErrHandBack
 	}
 	req := newConfirmRequest(ts.Turn, c, args).JSON()
-	env, dropped := confirmEnv(os.Environ(), ts.g.getenv()("HOME"), ts.Turn.Workspace)
+	home, err := confirmHome(ts.g.Settings.ConfigDir)
+	if err != nil {
+		return "", outcome.Refused("", "%s was not confirmed: %v", c.Name, err)
+	}
+	env, dropped := confirmEnv(os.Environ(), ts.g.getenv()("HOME"), ts.Turn.Workspace, home)
 	ok, why := confirm(ctx, ts.g.Settings.ConfirmCommand, env, req, ts.g.Settings.ConfirmTimeout)
 	if !ok {
 		if len(dropped) > 0 && strings.Contains(why, "exit status 127") {
