@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"spear/internal/lineread"
 	"sync"
 	"syscall"
 	"time"
@@ -168,14 +169,49 @@ func (e *LineError) Unwrap() error { return e.Err }
 // there and returns it. Otherwise Read returns the first error of fn or of
 // reading.
 func Read(r io.Reader, fn func(Entry) error, bad func(*LineError)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		if err := decode(n, sc.Bytes(), fn, bad); err != nil {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := lineread.Read(br, maxReadLine)
+		var tl *lineread.TooLongError
+		switch {
+		case errors.As(err, &tl):
+			// Skipped, so that one line nothing can read hides none
+			// after it.
+			if err := skipLine(br); err != nil {
+				return err
+			}
+			le := &LineError{Line: n, Err: fmt.Errorf("longer than %d bytes: not read", maxReadLine)}
+			if bad == nil {
+				return le
+			}
+			bad(le)
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		}
+		if err := decode(n, line, fn, bad); err != nil {
 			return err
 		}
 	}
-	return sc.Err()
+}
+
+// maxReadLine bounds a line Read decodes; a longer one is a LineError.
+// A variable for the tests.
+var maxReadLine = 64 << 20
+
+// skipLine reads past the end of the current line.
+func skipLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		switch {
+		case err == nil, errors.Is(err, io.EOF):
+			return nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return err
+		}
+	}
 }
 
 // decode hands line n, its end taken off, to fn when it decodes and to bad

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -56,5 +57,27 @@ func TestCutShortLineRemoved(t *testing.T) {
 	})
 	if err != nil || len(events) != 2 || events[1] != "third" {
 		t.Fatalf("events %v, %v", events, err)
+	}
+}
+
+// TestLongLineSkipped: a line longer than Read decodes is reported with
+// its number, and every line after it is still read.
+func TestLongLineSkipped(t *testing.T) {
+	defer func(n int) { maxReadLine = n }(maxReadLine)
+	maxReadLine = 1000
+	first := `{"time":"2026-12-02T10:00:00Z","event":"first","session":"s","turn":"t"}`
+	long := `{"time":"2026-12-02T10:00:01Z","event":"long","session":"s","turn":"t","x":"` + strings.Repeat("a", 200<<10) + `"}`
+	last := `{"time":"2026-12-02T10:00:02Z","event":"last","session":"s","turn":"t"}`
+	var events []string
+	var bad []string
+	err := Read(strings.NewReader(first+"\n"+long+"\n"+last+"\n"), func(e Entry) error {
+		events = append(events, e.Event)
+		return nil
+	}, func(le *LineError) { bad = append(bad, le.Error()) })
+	if err != nil || strings.Join(events, " ") != "first last" {
+		t.Fatalf("events %v, %v", events, err)
+	}
+	if len(bad) != 1 || !strings.Contains(bad[0], "line 2") || !strings.Contains(bad[0], "longer than 1000 bytes") {
+		t.Fatalf("bad lines %q", bad)
 	}
 }

@@ -20,6 +20,9 @@ import (
 // with no key twice, nested at most maxArgumentsDepth levels, its numbers
 // bounded as a schema's are. Omitted arguments are {}.
 func parseArguments(text string) (map[string]json.RawMessage, error) {
+	if len(text) > maxArgumentsBytes {
+		return nil, fmt.Errorf("the arguments take %s, over the %s a call's arguments may take", byteSize(len(text)), byteSize(maxArgumentsBytes))
+	}
 	if strings.TrimSpace(text) == "" {
 		return map[string]json.RawMessage{}, nil
 	}

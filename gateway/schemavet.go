@@ -18,6 +18,9 @@ const (
 	maxSchemaDepth = 64
 	// maxArgumentsDepth bounds how deeply a turn's arguments nest.
 	maxArgumentsDepth = 64
+	// maxArgumentsBytes bounds a call's arguments: they are recorded
+	// twice in the audit trail, and each line of it must stay readable.
+	maxArgumentsBytes = 1 << 20
 	// maxInPlaceChain bounds how many references and combinations
 	// (allOf, anyOf, oneOf, not, if, then, else, dependencies) apply to one
 	// value, one after another.

@@ -163,6 +163,7 @@ func TestArgumentsAreBounded(t *testing.T) {
 	for args, want := range map[string]string{
 		strings.Repeat(`{"a": `, 70) + `{}` + strings.Repeat(`}`, 70): "the arguments nest deeper than 64 levels",
 		`{"n": 1e999999}`: "the arguments hold the number 1e999999",
+		`{"s": "` + strings.Repeat("a", 1<<20) + `"}`: "the arguments take 1.1 MiB, over the 1 MiB a call's arguments may take",
 	} {
 		if _, err := parseArguments(args); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.60s: %v, want %q", args, err, want)
