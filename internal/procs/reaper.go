@@ -35,7 +35,7 @@ func init() {
 // and its argument list; its environment, directory and descriptors 0–2
 // are the program's, and descriptor 3 is where it says what became of the
 // start. It makes itself a child subreaper, starts the program in a
-// process group of its own, and then:
+// session (and process group) of its own, and then:
 //
 //   - reaps every process that ends below it: the program, and every
 //     orphan of the tree, which the kernel hands to it;
@@ -69,7 +69,12 @@ func reaperMain(args []string) int {
 	pid, err := syscall.ForkExec(args[0], args[1:], &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		// A session of its own (so a group of its own, as KillGroup
+		// needs): the program's autogroup is its own, and a turn that
+		// writes the program's /proc/<pid>/autogroup (the program is
+		// dumpable) slows only the program, not the reaper or the
+		// session process.
+		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		say(reportFailed, errnoOf(err))

@@ -66,10 +66,12 @@ func StartTree(p Program) (*Tree, error) {
 		Env:        p.Env,
 		Dir:        p.Dir,
 		ExtraFiles: []*os.File{repW},
-		// The reaper is in a group of its own, apart from the program's:
-		// nothing meant for the program's group reaches it. SIGHUP, its
-		// parent-death signal, tells it to kill the tree at once.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP},
+		// The reaper is in a session (so a group, and an autogroup) of
+		// its own, apart from the program's and its starter's: nothing
+		// meant for the program's group reaches it, and a turn that
+		// renices its own session's autogroup does not slow it. SIGHUP,
+		// its parent-death signal, tells it to kill the tree at once.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP},
 	}
 	if p.Env == nil {
 		cmd.Env = []string{}

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestUndumpable: a process of another user that made itself undumpable
@@ -68,5 +71,32 @@ func TestUndumpable(t *testing.T) {
 				t.Errorf("%s belongs to uid %d, want %d", path, st.Uid, tc.owner)
 			}
 		})
+	}
+}
+
+// TestTreeSessions: the program runs in a session of its own, and the
+// reaper in another, apart from its starter's: an autogroup (one per
+// session) a turn may renice holds neither the reaper nor the starter.
+func TestTreeSessions(t *testing.T) {
+	tree, err := StartTree(Program{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 30"}})
+	if err != nil {
+		t.Skipf("no /bin/sh: %v", err)
+	}
+	defer tree.Stop(nil, time.Second)
+	sid := func(pid int) int {
+		s, err := unix.Getsid(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	prog := tree.Pid()
+	st, err := stat(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaper := st.ppid
+	if sid(prog) != prog || sid(reaper) != reaper || sid(0) == reaper || sid(0) == prog {
+		t.Errorf("sessions: program %d in %d, reaper %d in %d, this process in %d", prog, sid(prog), reaper, sid(reaper), sid(0))
 	}
 }
