@@ -26,7 +26,7 @@ func answer(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Wr
 
 func answerWords(ctx context.Context, g *Gateway, args []string, stdout, stderr io.Writer) (int, func(), error) {
 	refuse := func(why, hint string) (int, func(), error) {
-		g.RecordRefusal(ctx, args, why)
+		g.RecordRefusal(ctx, args, "", why)
 		return present.WriteRefusal(stderr, why, hint), nil, nil
 	}
 	if len(args) == 0 {
@@ -55,7 +55,7 @@ func answerWords(ctx context.Context, g *Gateway, args []string, stdout, stderr 
 	}
 	ts, err := g.Open(ctx)
 	if err != nil {
-		g.RecordRefusal(ctx, args, present.Detail(err))
+		g.RecordRefusal(ctx, args, "", present.Detail(err))
 		return present.WriteError(stderr, err), nil, nil
 	}
 	status, release, err := answerTurn(ctx, ts, args, stdout, stderr)

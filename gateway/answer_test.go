@@ -100,7 +100,7 @@ func TestAnswerOpenRefusalRecorded(t *testing.T) {
 func TestRecordRefusal(t *testing.T) {
 	d := newDeployment(t)
 	ctx := context.Background()
-	if err := d.g.RecordRefusal(ctx, []string{"list", "|", "sh"}, "a pipeline is not allowed"); err != nil {
+	if err := d.g.RecordRefusal(ctx, []string{"list", "|", "sh"}, "", "a pipeline is not allowed"); err != nil {
 		t.Fatal(err)
 	}
 	e := d.lastEvent(audit.CapabilityRefused)
@@ -111,7 +111,7 @@ func TestRecordRefusal(t *testing.T) {
 	wantField(t, e, "why", `"a pipeline is not allowed"`)
 
 	os.Remove(d.g.Settings.TurnFile)
-	if err := d.g.RecordRefusal(ctx, nil, "not parsed"); err != nil {
+	if err := d.g.RecordRefusal(ctx, nil, "spear-capability list <<EOF\nx", "not parsed"); err != nil {
 		t.Fatal(err)
 	}
 	e = d.lastEvent(audit.CapabilityRefused)
@@ -119,11 +119,18 @@ func TestRecordRefusal(t *testing.T) {
 		t.Errorf("without a turn file: session %q turn %q", e.Session, e.Turn)
 	}
 	wantField(t, e, "words", `[]`)
+	wantField(t, e, "text", `"spear-capability list \u003c\u003cEOF\nx"`)
+	if err := d.g.RecordRefusal(ctx, nil, strings.Repeat("é", 3000), "long"); err != nil {
+		t.Fatal(err)
+	}
+	if text := d.lastEvent(audit.CapabilityRefused).Fields["text"].(string); len(text) > maxRefusedText+len("…") || !strings.HasSuffix(text, "é…") {
+		t.Errorf("a long text is kept as %d bytes ending %q", len(text), text[len(text)-8:])
+	}
 
 	blocker := filepath.Join(d.dir, "blocker")
 	d.writeFile(blocker, "")
 	d.g.Settings.AuditFile = filepath.Join(blocker, "audit.jsonl")
-	if err := d.g.RecordRefusal(ctx, nil, "x"); err == nil {
+	if err := d.g.RecordRefusal(ctx, nil, "", "x"); err == nil {
 		t.Errorf("no error from a trail that cannot be opened")
 	}
 	if n := d.connects.Load(); n != 0 {

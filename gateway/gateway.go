@@ -607,9 +607,10 @@ func (ts *TurnSession) call(ctx context.Context, c *present.Capability, p *deplo
 }
 
 // RecordRefusal records a submission the terminal refused before the
-// gateway's own checks. Without a readable turn file it is recorded with
-// empty session and turn.
-func (g *Gateway) RecordRefusal(ctx context.Context, args []string, reason string) error {
+// gateway's own checks: its words, and its text as written (at most
+// maxRefusedText bytes) when it has none that could be taken apart.
+// Without a readable turn file it is recorded with empty session and turn.
+func (g *Gateway) RecordRefusal(ctx context.Context, args []string, text, reason string) error {
 	session, turn := "", ""
 	if t, err := deploy.LoadTurn(g.Settings.TurnFile); err == nil {
 		session, turn = t.Session, t.Turn
@@ -619,8 +620,18 @@ func (g *Gateway) RecordRefusal(ctx context.Context, args []string, reason strin
 		return err
 	}
 	defer log.Close()
-	return log.Record(audit.CapabilityRefused, audit.Fields{"why": reason, "words": nonNil(args)})
+	f := audit.Fields{"why": reason, "words": nonNil(args)}
+	if len(args) == 0 && text != "" {
+		if len(text) > maxRefusedText {
+			text = strings.ToValidUTF8(text[:maxRefusedText], "") + "…"
+		}
+		f["text"] = text
+	}
+	return log.Record(audit.CapabilityRefused, f)
 }
+
+// maxRefusedText bounds the text of a refused submission in the trail.
+const maxRefusedText = 4 << 10
 
 // Answer runs one invocation's words inside a turn and returns its exit
 // status; it implements intercept.Answerer.

@@ -21,7 +21,7 @@ type Answerer interface {
 	Answer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// RecordRefusal records a submission refused before it reached the
 	// gateway's own checks.
-	RecordRefusal(ctx context.Context, args []string, reason string) error
+	RecordRefusal(ctx context.Context, args []string, text, reason string) error
 }
 
 // Refuse writes a refusal of a submission, with the command written the
@@ -55,7 +55,7 @@ func (ic *Interceptor) Respond(ctx context.Context, v shellparse.Verdict, stdout
 		return outcome.ExitRefused
 	case v.Kind == shellparse.Refused:
 		if ic.Gateway != nil {
-			if err := ic.Gateway.RecordRefusal(ctx, v.Args, v.Refusal.Error()); err != nil {
+			if err := ic.Gateway.RecordRefusal(ctx, v.Args, v.Text, v.Refusal.Error()); err != nil {
 				fmt.Fprintf(stderr, "%s: warning: %v\n", shellparse.Name, err)
 			}
 		}

@@ -26,7 +26,7 @@ func (g *fakeGateway) Answer(ctx context.Context, args []string, stdout, stderr 
 	return g.status
 }
 
-func (g *fakeGateway) RecordRefusal(ctx context.Context, args []string, reason string) error {
+func (g *fakeGateway) RecordRefusal(ctx context.Context, args []string, text, reason string) error {
 	g.refused = append(g.refused, reason)
 	return g.recordErr
 }

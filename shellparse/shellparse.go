@@ -53,6 +53,8 @@ type Verdict struct {
 	Args []string
 	// Refusal says why a Refused submission is refused.
 	Refusal *outcome.Refusal
+	// Text is a Refused submission as written, for the audit trail.
+	Text string
 }
 
 // GenericHint shows the forms that are answered.
@@ -127,7 +129,11 @@ const maxDepth = 4
 // Classify decides what to do with one submission, the whole text the turn
 // sent, which may hold many lines.
 func Classify(src string) Verdict {
-	return classify(src, 0)
+	v := classify(src, 0)
+	if v.Kind == Refused {
+		v.Text = src
+	}
+	return v
 }
 
 func refuse(line, col uint, reason, hint string) Verdict {
