@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -368,6 +369,22 @@ func probeMain(s spec) int {
 				return "", err
 			}
 			return "", unix.Prlimit(0, unix.RLIMIT_NOFILE, &lim, nil)
+		}},
+		// Typing into a terminal: refused before the descriptor is
+		// looked at (unconfined, a pipe is ENOTTY).
+		{name: "tiocsti", run: func() (string, error) {
+			var p [2]int
+			if err := unix.Pipe(p[:]); err != nil {
+				return "", err
+			}
+			defer unix.Close(p[0])
+			defer unix.Close(p[1])
+			c := byte('x')
+			_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(p[0]), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+			if errno != 0 {
+				return "", errno
+			}
+			return "", nil
 		}},
 		// Every mount beneath /sys (cgroups included) is read-only.
 		{name: "sys-mounts", run: func() (string, error) {

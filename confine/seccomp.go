@@ -9,7 +9,7 @@ import (
 )
 
 // The seccomp filter keeps the shell from changing how the processes
-// outside it run. The kernel lets any process change the resource limits,
+// outside it run, and from typing into its terminal (see terminalIoctls). The kernel lets any process change the resource limits,
 // scheduling and I/O priority of every process of the same user, without
 // the ptrace access Landlock scopes: a shell could take the session
 // process's descriptors away (prlimit), make it the OOM killer's first
@@ -35,6 +35,14 @@ const (
 	prioProcess      = 0 // PRIO_PROCESS
 	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS
 )
+
+// terminalIoctls are refused whatever the descriptor: TIOCSTI pushes
+// characters into a terminal's input, which a process the turn left
+// running could use to type a command into the harness's (or a person's)
+// shell after spear-term returns, or to answer a confirmation program that
+// asks on the terminal; TIOCLINUX can paste the console's selection the
+// same way.
+var terminalIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
 // selfOnly are the native calls whose first argument is a pid that must be
 // 0; whichWho those whose first two arguments are which and who.
@@ -125,6 +133,18 @@ func selfOnlyFilter() ([]unix.SockFilter, error) {
 	for _, w := range whichWho {
 		a.jump(jeq, w.nr, fmt.Sprintf("which%d", w.which), "")
 	}
+	for _, nr := range append([]uint32{unix.SYS_IOCTL}, arch.ioctls...) {
+		a.jump(jeq, nr, "ioctl", "")
+	}
+	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
+
+	// ioctl: no typing into the terminal, nor TIOCLINUX's selection
+	// pasting (see terminalIoctls).
+	a.label("ioctl")
+	a.stmt(ldAbs, offArg1)
+	for _, cmd := range terminalIoctls {
+		a.jump(jeq, cmd, "deny", "")
+	}
 	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
 
 	a.label("pid")
@@ -144,6 +164,11 @@ func selfOnlyFilter() ([]unix.SockFilter, error) {
 		a.stmt(ldAbs, offNr)
 		for _, nr := range arch.compatDenied {
 			a.jump(jeq, nr, "deny", "")
+		}
+		a.jump(jeq, arch.compatIoctl, "", "allow")
+		a.stmt(ldAbs, offArg1)
+		for _, cmd := range terminalIoctls {
+			a.jump(jeq, cmd, "deny", "")
 		}
 		a.stmt(ret, unix.SECCOMP_RET_ALLOW)
 	} else {
@@ -167,6 +192,10 @@ type seccompArch struct {
 	// whichWho.
 	compat       uint32
 	compatDenied []uint32
+	// ioctls are other native numbers of ioctl (x32's own), compatIoctl
+	// the compat architecture's.
+	ioctls      []uint32
+	compatIoctl uint32
 }
 
 // restrictCalls installs the filter on the calling thread, which must have

@@ -11,5 +11,7 @@ func archSeccomp() seccompArch {
 		// i386: setpriority, sched_setparam, sched_setscheduler,
 		// sched_setaffinity, ioprio_set, prlimit64, sched_setattr.
 		compatDenied: []uint32{97, 154, 156, 241, 289, 340, 351},
+		ioctls:       []uint32{514}, // x32's ioctl, once bit 30 is cleared
+		compatIoctl:  54,
 	}
 }

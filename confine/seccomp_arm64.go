@@ -10,5 +10,6 @@ func archSeccomp() seccompArch {
 		// ARM EABI: setpriority, sched_setparam, sched_setscheduler,
 		// sched_setaffinity, ioprio_set, prlimit64, sched_setattr.
 		compatDenied: []uint32{97, 154, 156, 241, 314, 369, 380},
+		compatIoctl:  54,
 	}
 }

@@ -405,6 +405,7 @@ func TestAsNobody(t *testing.T) {
 		denied(t, res, "sched-setaffinity-parent", syscall.EPERM)
 		reached(t, res, "prlimit-self")
 		reached(t, res, "sys-mounts", "read-only")
+		denied(t, res, "tiocsti", syscall.EPERM)
 		usernsRefused(t, res)
 		if sup.LandlockABI >= 6 {
 			denied(t, res, "kill-0", syscall.EPERM)
