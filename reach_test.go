@@ -18,7 +18,8 @@ import (
 // same user to change how another runs, each with the value already in
 // place, so that a success changes nothing, and prints one line per try:
 // "PID WHAT: ok" or "PID WHAT: ERRNO". With "user" it also tries the
-// calls that reach every process of the user.
+// calls that reach every process of the user, with "tty" typing into a
+// terminal (TIOCSTI).
 func reachMain(args []string) int {
 	name := func(err error) string {
 		var e syscall.Errno
@@ -31,6 +32,18 @@ func reachMain(args []string) int {
 		return err.Error()
 	}
 	for _, a := range args {
+		if a == "tty" {
+			// TIOCSTI on a pipe: ENOTTY where the kernel looks at the
+			// descriptor, EPERM where a filter refuses the request
+			var p [2]int
+			if err := unix.Pipe(p[:]); err != nil {
+				return 1
+			}
+			c := byte('x')
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(p[0]), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+			fmt.Printf("tty tiocsti: %s\n", name(errnoErr(e)))
+			continue
+		}
 		if a == "user" {
 			prio, err := unix.Getpriority(unix.PRIO_USER, 0)
 			if err == nil {
