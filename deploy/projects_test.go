@@ -59,6 +59,8 @@ func TestLoadTurn(t *testing.T) {
 	}
 	for content, want := range map[string]string{
 		`{"session": "s", "turn": "t", "workspace": "/w", "class": "general", "x": 1}`:                 `field "x": unknown field`,
+		`{"session": "s", "turn": "t", "workspace": "proj-b", "class": "general"}`:                     `"proj-b" is not an absolute path`,
+		`{"session": "s", "turn": "t", "workspace": "/w/a/../b", "class": "general"}`:                  `has a ".." in it`,
 		`{"session": "s", "turn": "t", "workspace": "/w"}`:                                             `field "class": missing`,
 		`{"session": "s", "turn": "t", "workspace": "/w", "class": "review"}`:                          `"review" is not a class`,
 		`{"session": "s", "turn": "t", "workspace": "/w", "class": "mixed"}`:                           `field "pass": missing`,

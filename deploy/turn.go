@@ -3,6 +3,8 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -131,8 +133,16 @@ func (t *Turn) validate(path string) error {
 			return bad(f.name, "%q is not a valid id: use up to 128 letters, digits, '.', '_' or '-'", f.val)
 		}
 	}
-	if t.Workspace == "" {
+	switch {
+	case t.Workspace == "":
 		return bad("workspace", "missing; give the turn's workspace directory")
+	case !filepath.IsAbs(t.Workspace):
+		// Made absolute against whichever process read it first: a
+		// harness that starts spear-term where the turn cd'ed would let
+		// the turn pick its project.
+		return bad("workspace", "%q is not an absolute path", t.Workspace)
+	case HasDotDot(t.Workspace):
+		return bad("workspace", "%q has a \"..\" in it, which a symlink before it would make mean another place; give the path without it", t.Workspace)
 	}
 	switch t.Class {
 	case "":
@@ -165,6 +175,11 @@ func (t *Turn) validate(path string) error {
 // PreviewTurn is a turn that an operator describes by hand, to see what it
 // would be offered; it is checked like a turn file.
 func PreviewTurn(workspace string, class TurnClass, pass Pass) (*Turn, error) {
+	if wd, err := os.Getwd(); err == nil && workspace != "" && !filepath.IsAbs(workspace) {
+		// the operator's own working directory, given by hand; not
+		// cleaned, so that a ".." in it is refused as in a turn file
+		workspace = wd + "/" + workspace
+	}
 	t := &Turn{Session: "preview", Turn: "preview", Workspace: workspace, Class: class, Pass: pass, PermissionMode: ModeAsk}
 	if err := t.validate(""); err != nil {
 		return nil, err
