@@ -10,9 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -367,12 +364,15 @@ func lockHeld(dir string) bool {
 
 // terminate stops the host serving dir that did not answer (why) with
 // SIGTERM, on which it stops its servers as it would when asked, and
-// waits for it to go. The host is found by its command line.
+// waits for it to go. The host is the one its pid file names (PidName),
+// which only the host writes, in a directory the turn's shell cannot
+// reach: a process of the turn's that copies the host's command line is
+// never taken for it.
 func terminate(ctx context.Context, dir string, why error) (*Status, error) {
 	name := filepath.Base(dir)
-	pid := findHost(dir)
+	pid := hostPid(dir)
 	if pid == 0 {
-		return nil, fmt.Errorf("session %s: its session process holds the session's lock but did not answer (%v), and no process of this user is it", name, why)
+		return nil, fmt.Errorf("session %s: its session process holds the session's lock but did not answer (%v), and its pid file names no running process", name, why)
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return nil, fmt.Errorf("session %s: its session process (pid %d) did not answer (%v), and cannot be signalled: %v", name, pid, why, err)
@@ -383,29 +383,6 @@ func terminate(ctx context.Context, dir string, why error) (*Status, error) {
 		}
 	}
 	return &Status{Session: name, Pid: pid, Servers: []ServerStatus{}, Unanswered: why.Error()}, nil
-}
-
-// findHost returns the pid of the host serving dir, found by its command
-// line (HostArg … -dir dir), or 0.
-func findHost(dir string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
-		if len(args) > 1 && args[1] == HostArg && slices.Contains(args, "-dir") {
-			if i := slices.Index(args, "-dir"); i+1 < len(args) && args[i+1] == dir {
-				return pid
-			}
-		}
-	}
-	return 0
 }
 
 // ask sends op to the host in dir and returns the status it replies with.

@@ -755,3 +755,27 @@ func openFiles(t *testing.T, pid int) map[int]string {
 	}
 	return out
 }
+
+// TestHostPid: the pid file names the host only while that very process
+// runs: a pid file whose start time is not the process's (a pid reused)
+// names none, and a missing or garbled one names none.
+func TestHostPid(t *testing.T) {
+	dir := t.TempDir()
+	if hostPid(dir) != 0 {
+		t.Error("no pid file named a host")
+	}
+	writePidFile(dir)
+	if got := hostPid(dir); got != os.Getpid() {
+		t.Errorf("hostPid %d, want %d", got, os.Getpid())
+	}
+	start, err := procs.StartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []string{fmt.Sprintf("%d %d\n", os.Getpid(), start+1), "garbage\n", fmt.Sprintf("%d\n", os.Getpid()), "-1 5\n"} {
+		os.WriteFile(filepath.Join(dir, PidName), []byte(content), 0o600)
+		if got := hostPid(dir); got != 0 {
+			t.Errorf("%q named %d", content, got)
+		}
+	}
+}

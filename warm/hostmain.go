@@ -3,6 +3,7 @@ package warm
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -50,6 +51,10 @@ func HostMain(args []string, answer Answerer) int {
 		lock.Close()
 		return 1
 	}
+	// Who serves the session, for a sessions stop that gets no answer:
+	// in the session's directory, which the turn's shell cannot reach
+	// (a command line it can forge; see terminate).
+	writePidFile(*dir)
 	if keep != nil {
 		defer keep.Close()
 	}
@@ -131,4 +136,37 @@ func closeInherited(keep int) {
 			syscall.Close(fd)
 		}
 	}
+}
+
+// PidName is the file in a session's directory that names its host: its
+// pid and start time (procs.StartTime).
+const PidName = "host.pid"
+
+func writePidFile(dir string) {
+	start, err := procs.StartTime(os.Getpid())
+	if err != nil {
+		return
+	}
+	tmp := filepath.Join(dir, PidName+".tmp")
+	if os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), start)), 0o600) == nil {
+		os.Rename(tmp, filepath.Join(dir, PidName))
+	}
+}
+
+// hostPid returns the pid of the host the pid file in dir names, when that
+// process is still the one that wrote it; 0 otherwise.
+func hostPid(dir string) int {
+	data, err := os.ReadFile(filepath.Join(dir, PidName))
+	if err != nil {
+		return 0
+	}
+	var pid int
+	var start uint64
+	if n, _ := fmt.Sscanf(string(data), "%d %d", &pid, &start); n != 2 || pid <= 0 {
+		return 0
+	}
+	if now, err := procs.StartTime(pid); err != nil || now != start {
+		return 0
+	}
+	return pid
 }

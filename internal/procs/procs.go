@@ -98,3 +98,13 @@ func within(done <-chan struct{}, d time.Duration) bool {
 func Undumpable() error {
 	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
+
+// StartTime returns when pid started, in clock ticks after boot: with the
+// pid, the process's identity, which a pid reused later does not share.
+func StartTime(pid int) (uint64, error) {
+	st, err := stat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return st.start, nil
+}
