@@ -16,6 +16,8 @@ import (
 	"spear/deploy"
 	"spear/internal/procs"
 	"spear/present"
+
+	"golang.org/x/sys/unix"
 )
 
 // ConfirmRequest is what SPEAR_CONFIRM_COMMAND reads on stdin, as JSON
@@ -196,21 +198,33 @@ func confirmHome(configDir string) (string, error) {
 }
 
 // turnWritable reports whether dir is, or may be, one the turn's shell
-// writes in: a relative one (the shell's own working directory), or one
-// at or below HOME, the workspace or a temporary directory.
+// writes in: a relative one (the shell's own working directory); one at
+// or below HOME, the workspace or a temporary directory, as written or
+// once its symlinks are resolved; or, for a user other than root, one
+// this user may write (the turn's shell runs as the same user). For root
+// every directory the confinement does not cover is writable: a root
+// turn is only as contained as security.md says.
 func turnWritable(dir, home, workspace string) bool {
 	if !filepath.IsAbs(dir) {
 		return true
 	}
-	dir = filepath.Clean(dir)
-	for _, w := range []string{home, workspace, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
-		if w == "" || !filepath.IsAbs(w) {
-			continue
+	names := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != names[0] {
+		names = append(names, real)
+	}
+	for _, name := range names {
+		for _, w := range []string{home, workspace, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
+			if w == "" || !filepath.IsAbs(w) {
+				continue
+			}
+			if w = filepath.Clean(w); w == "/" {
+				continue // a HOME of "/" would make every directory the turn's
+			}
+			if name == w || strings.HasPrefix(name, w+"/") {
+				return true
+			}
 		}
-		if w = filepath.Clean(w); w == "/" {
-			continue // a HOME of "/" would make every directory the turn's
-		}
-		if dir == w || strings.HasPrefix(dir, w+"/") {
+		if os.Geteuid() != 0 && unix.Access(name, unix.W_OK) == nil {
 			return true
 		}
 	}

@@ -275,6 +275,22 @@ func TestConfirmEnv(t *testing.T) {
 			t.Errorf("turnWritable(%q) = %v", tc.dir, got)
 		}
 	}
+	// a link elsewhere to a directory in HOME is in HOME
+	// (made outside every temporary directory: in the package's own)
+	home := t.TempDir()
+	out, err := os.MkdirTemp(".", "testlink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(out)
+	out, _ = filepath.Abs(out)
+	link := filepath.Join(out, "bin")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	if !turnWritable(link, home, "") {
+		t.Errorf("a link to HOME (%s) was not taken for HOME", link)
+	}
 	// a HOME of "/" makes nothing writable by that rule alone
 	if turnWritable("/usr/bin", "/", "") {
 		t.Error("HOME=/ took /usr/bin")
