@@ -27,13 +27,14 @@ import (
 // CAP_BPF and CAP_CHECKPOINT_RESTORE open BPF, perf and map_files); and
 // CAP_NET_ADMIN and CAP_NET_RAW, with which it could redirect or read the
 // providers' and the session process's network traffic (firewall rules,
-// routes, raw sockets), and CAP_SYS_PACCT.
+// routes, raw sockets), CAP_SYS_TTY_CONFIG (vhangup of the terminal it
+// shares with the harness) and CAP_SYS_PACCT.
 var rootDrops = []uintptr{
 	unix.CAP_SYS_MODULE, unix.CAP_SYS_RAWIO, unix.CAP_SYS_BOOT, unix.CAP_SYS_PTRACE,
 	unix.CAP_MAC_ADMIN, unix.CAP_MAC_OVERRIDE, unix.CAP_SYSLOG, unix.CAP_SYS_TIME,
 	unix.CAP_MKNOD, unix.CAP_DAC_READ_SEARCH, unix.CAP_SYS_ADMIN, unix.CAP_PERFMON,
 	unix.CAP_BPF, unix.CAP_CHECKPOINT_RESTORE, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW,
-	unix.CAP_SYS_PACCT,
+	unix.CAP_SYS_PACCT, unix.CAP_SYS_TTY_CONFIG,
 }
 
 // Exec replaces the current process (same pid) with path, run with argv and

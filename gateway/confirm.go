@@ -153,8 +153,8 @@ func confirm(ctx context.Context, command string, env []string, req []byte, limi
 // confirmEnv is the environment the confirmation program runs with: env,
 // with HOME set to home (a directory the turn's shell cannot write, see
 // confirmHome), PATH kept to the directories the turn's shell cannot
-// write in, and the XDG_*_HOME variables that name such a directory left
-// out. The program runs outside the confinement: a ~/bin on PATH, or a
+// write in, and every other variable that names a path there left out
+// (XDG_RUNTIME_DIR excepted). The program runs outside the confinement: a ~/bin on PATH, or a
 // HOME the turn can write (Python's usercustomize, git's and ssh's
 // configuration, node's modules), would let the turn run code of its own
 // there, or approve every WRITE. It also returns the PATH directories
@@ -177,7 +177,13 @@ func confirmEnv(env []string, userHome, workspace, home string) ([]string, []str
 				kept = append(kept, dir)
 			}
 			kv = "PATH=" + strings.Join(kept, string(filepath.ListSeparator))
-		case strings.HasPrefix(k, "XDG_") && strings.HasSuffix(k, "_HOME") && turnWritable(v, userHome, workspace):
+		case k == "XDG_RUNTIME_DIR":
+			// kept: a display or bus socket is there (security.md,
+			// Limits)
+		case namesTurnPath(v, userHome, workspace):
+			// BASH_ENV, PYTHONPATH, NODE_OPTIONS, LD_PRELOAD, an
+			// XDG_*_HOME, TMPDIR: anything naming a place the turn
+			// writes could hand the program the turn's code
 			continue
 		}
 		out = append(out, kv)
@@ -197,11 +203,24 @@ func confirmHome(configDir string) (string, error) {
 	return dir, nil
 }
 
+// namesTurnPath reports whether value names an absolute path the turn's
+// shell may write, alone or as one element of a list separated by colons
+// or spaces (PYTHONPATH, LD_PRELOAD, NODE_OPTIONS' --require /x.js).
+func namesTurnPath(value, userHome, workspace string) bool {
+	for _, f := range strings.FieldsFunc(value, func(r rune) bool { return r == ':' || r == ' ' || r == '=' }) {
+		if strings.HasPrefix(f, "/") && turnWritable(f, userHome, workspace) {
+			return true
+		}
+	}
+	return false
+}
+
 // turnWritable reports whether dir is, or may be, one the turn's shell
 // writes in: a relative one (the shell's own working directory); one at
 // or below HOME, the workspace or a temporary directory, as written or
 // once its symlinks are resolved; or, for a user other than root, one
-// this user may write (the turn's shell runs as the same user). For root
+// this user may write, or that is below one (the turn's shell runs as the
+// same user). For root
 // every directory the confinement does not cover is writable: a root
 // turn is only as contained as security.md says.
 func turnWritable(dir, home, workspace string) bool {
@@ -224,8 +243,13 @@ func turnWritable(dir, home, workspace string) bool {
 				return true
 			}
 		}
-		if os.Geteuid() != 0 && unix.Access(name, unix.W_OK) == nil {
-			return true
+		// A directory the user may write, or one below it (which the
+		// turn could rename away and replace, or make when it does not
+		// exist yet).
+		for p := name; os.Geteuid() != 0 && p != "/"; p = filepath.Dir(p) {
+			if unix.Access(p, unix.W_OK) == nil {
+				return true
+			}
 		}
 	}
 	return false

@@ -251,9 +251,12 @@ func TestConfirmHandedBack(t *testing.T) {
 // the turn's reach go; everything else is kept as it was.
 func TestConfirmEnv(t *testing.T) {
 	env := []string{"HOME=/home/u", "PATH=/usr/local/bin:/home/u/bin:bin::/srv/ws/tools:/tmp/x:/usr/bin:/home/u", "LANG=C",
-		"XDG_CONFIG_HOME=/home/u/.config", "XDG_DATA_HOME=/srv/data", "XDG_RUNTIME_DIR=/run/user/1000"}
+		"XDG_CONFIG_HOME=/home/u/.config", "XDG_DATA_HOME=/usr/share", "XDG_RUNTIME_DIR=/run/user/1000",
+		"BASH_ENV=/home/u/.bash_env", "PYTHONPATH=/usr/lib/x:/srv/ws/lib", "NODE_OPTIONS=--require /tmp/r.js",
+		"LD_PRELOAD=/usr/lib/libok.so /home/u/evil.so", "TMPDIR=/tmp", "DISPLAY=:0", "LESS=-R"}
 	got, dropped := confirmEnv(env, "/home/u", "/srv/ws", "/etc/spear/confirm-home")
-	want := []string{"PATH=/usr/local/bin:/usr/bin", "LANG=C", "XDG_DATA_HOME=/srv/data", "XDG_RUNTIME_DIR=/run/user/1000", "HOME=/etc/spear/confirm-home"}
+	want := []string{"PATH=/usr/local/bin:/usr/bin", "LANG=C", "XDG_DATA_HOME=/usr/share", "XDG_RUNTIME_DIR=/run/user/1000",
+		"DISPLAY=:0", "LESS=-R", "HOME=/etc/spear/confirm-home"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("env %q, want %q", got, want)
 	}
