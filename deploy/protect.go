@@ -39,7 +39,7 @@ func (s Settings) Protected() (Protection, error) {
 	}
 	shared := s.sharedDirs()
 	for _, f := range []string{s.ProjectsFile, s.CapabilitiesFile, s.AuditFile} {
-		if inside(p.Hide, f) {
+		if Inside(p.Hide, f) {
 			continue
 		}
 		// A file is covered by a mount on its name, which goes when the
@@ -68,7 +68,7 @@ func (s Settings) Protected() (Protection, error) {
 		return p, err
 	}
 	for _, path := range private {
-		if inside(p.Hide, path) {
+		if Inside(p.Hide, path) {
 			continue
 		}
 		// A private path that does not exist yet (an install directory
@@ -82,7 +82,7 @@ func (s Settings) Protected() (Protection, error) {
 		}
 		p.Hide = append(p.Hide, path)
 	}
-	if s.TurnFile != "" && !inside(p.Hide, s.TurnFile) {
+	if s.TurnFile != "" && !Inside(p.Hide, s.TurnFile) {
 		if _, err := os.Stat(s.TurnFile); err == nil {
 			// Its directory, when it is one of the turn file's own, so
 			// that a turn file the harness replaces (a new one renamed
@@ -102,8 +102,9 @@ func (s Settings) Protected() (Protection, error) {
 	return p, nil
 }
 
-// inside reports whether path is one of dirs or below one of them.
-func inside(dirs []string, path string) bool {
+// Inside reports whether path is one of dirs or below one of them,
+// compared component by component.
+func Inside(dirs []string, path string) bool {
 	for _, d := range dirs {
 		if within(d, path) {
 			return true
@@ -157,7 +158,7 @@ func (s Settings) sharedDirs() func(dir string) bool {
 	if wd, err := os.Getwd(); err == nil {
 		under = append(under, wd)
 	}
-	temps := []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"}
+	temps := tempDirs()
 	return func(dir string) bool {
 		if dir == "" {
 			return false

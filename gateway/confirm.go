@@ -16,8 +16,6 @@ import (
 	"spear/deploy"
 	"spear/internal/procs"
 	"spear/present"
-
-	"golang.org/x/sys/unix"
 )
 
 // ConfirmRequest is what SPEAR_CONFIRM_COMMAND reads on stdin, as JSON
@@ -170,7 +168,7 @@ func confirmEnv(env []string, userHome, workspace, home string) ([]string, []str
 		case k == "PATH":
 			var kept []string
 			for _, dir := range filepath.SplitList(v) {
-				if turnWritable(dir, userHome, workspace) {
+				if deploy.TurnWritable(dir, userHome, workspace) {
 					dropped = append(dropped, dir)
 					continue
 				}
@@ -208,48 +206,8 @@ func confirmHome(configDir string) (string, error) {
 // or spaces (PYTHONPATH, LD_PRELOAD, NODE_OPTIONS' --require /x.js).
 func namesTurnPath(value, userHome, workspace string) bool {
 	for _, f := range strings.FieldsFunc(value, func(r rune) bool { return r == ':' || r == ' ' || r == '=' }) {
-		if strings.HasPrefix(f, "/") && turnWritable(f, userHome, workspace) {
+		if strings.HasPrefix(f, "/") && deploy.TurnWritable(f, userHome, workspace) {
 			return true
-		}
-	}
-	return false
-}
-
-// turnWritable reports whether dir is, or may be, one the turn's shell
-// writes in: a relative one (the shell's own working directory); one at
-// or below HOME, the workspace or a temporary directory, as written or
-// once its symlinks are resolved; or, for a user other than root, one
-// this user may write, or that is below one (the turn's shell runs as the
-// same user). For root
-// every directory the confinement does not cover is writable: a root
-// turn is only as contained as security.md says.
-func turnWritable(dir, home, workspace string) bool {
-	if !filepath.IsAbs(dir) {
-		return true
-	}
-	names := []string{filepath.Clean(dir)}
-	if real, err := filepath.EvalSymlinks(dir); err == nil && real != names[0] {
-		names = append(names, real)
-	}
-	for _, name := range names {
-		for _, w := range []string{home, workspace, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
-			if w == "" || !filepath.IsAbs(w) {
-				continue
-			}
-			if w = filepath.Clean(w); w == "/" {
-				continue // a HOME of "/" would make every directory the turn's
-			}
-			if name == w || strings.HasPrefix(name, w+"/") {
-				return true
-			}
-		}
-		// A directory the user may write, or one below it (which the
-		// turn could rename away and replace, or make when it does not
-		// exist yet).
-		for p := name; os.Geteuid() != 0 && p != "/"; p = filepath.Dir(p) {
-			if unix.Access(p, unix.W_OK) == nil {
-				return true
-			}
 		}
 	}
 	return false

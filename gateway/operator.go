@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"spear/deploy"
@@ -52,7 +51,7 @@ type ProviderReport struct {
 	// Excluded are the tools a turn would leave out, and why.
 	Excluded []string `json:"excluded,omitempty"`
 	// Writable is the program the provider's server runs when the turn's
-	// shell may write it (see turnWritable), which would let a turn
+	// shell may write it (see deploy.TurnWritable), which would let a turn
 	// change what runs with the provider's secrets; "" otherwise.
 	Writable string `json:"writable_program,omitempty"`
 }
@@ -173,13 +172,7 @@ func writableProgram(p *deploy.Provider, getenv func(string) string, workspace s
 		names = append(names, real)
 	}
 	for _, name := range names {
-		private := false
-		for _, dir := range p.Private {
-			if name == dir || strings.HasPrefix(name, dir+"/") {
-				private = true
-			}
-		}
-		if !private && turnWritable(filepath.Dir(name), getenv("HOME"), workspace) {
+		if !deploy.Inside(p.Private, name) && deploy.TurnWritable(filepath.Dir(name), getenv("HOME"), workspace) {
 			return name
 		}
 	}
