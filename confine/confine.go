@@ -11,14 +11,15 @@
 // mount, unmount or pivot_root (the stand-ins stay), cannot ptrace or read
 // the /proc files (mem, environ, fd, root, cwd, ns) of any process outside
 // it, and, where the kernel offers scopes, cannot signal those processes or
-// connect to their abstract unix sockets. Every shell sees /proc and /sys
-// read-only, and runs under a seccomp filter that lets it change resource
-// limits, scheduling and I/O priority only of the process that asks, so
-// that it cannot starve, slow down or set up for the OOM killer the
-// processes outside, which the kernel otherwise allows a process of the
-// same user. A root shell additionally loses the capabilities that would
-// let it reach around the mounts or into other processes (CAP_SYS_ADMIN,
-// raw I/O, modules, open-by-handle, ptrace and the like).
+// connect to their abstract unix sockets. Every shell sees /sys read-only
+// and runs under a seccomp filter that lets it change resource limits,
+// scheduling and I/O priority only of the process that asks, and type
+// into no terminal, so that it cannot starve, slow down or set up for the
+// OOM killer the processes outside, which the kernel otherwise allows a
+// process of the same user. A root shell additionally sees all of /proc
+// read-only and loses the capabilities that would let it reach around the
+// mounts or into other processes (CAP_SYS_ADMIN, raw I/O, modules,
+// open-by-handle, ptrace, network administration and the like).
 //
 // There are two ways in: [Exec] replaces the current process (same pid) and
 // [Command] starts a confining launcher, a re-execution of the current binary

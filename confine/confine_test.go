@@ -228,6 +228,21 @@ func reached(t *testing.T, res map[string]string, name string, want ...string) {
 	}
 }
 
+// keptToItself checks that the shell could change neither the parent's
+// limits and scheduling nor those of every process of the user, write no
+// cgroup, and type into no terminal (the seccomp filter and a read-only
+// /sys), while it sets its own limits as before.
+func keptToItself(t *testing.T, res map[string]string) {
+	t.Helper()
+	denied(t, res, "prlimit-parent", unix.EPERM)
+	denied(t, res, "setpriority-parent", unix.EPERM)
+	denied(t, res, "setpriority-user", unix.EPERM)
+	denied(t, res, "sched-setaffinity-parent", unix.EPERM)
+	reached(t, res, "sys-mounts", "read-only")
+	denied(t, res, "tiocsti", unix.EPERM)
+	reached(t, res, "prlimit-self")
+}
+
 // usernsRefused checks that a user namespace of the shell's own could
 // neither unmount (EINVAL: the kernel keeps mounts inherited into a less
 // privileged namespace locked; EPERM: Landlock) nor mount, nor read what
@@ -352,15 +367,7 @@ func TestAttacksAsRoot(t *testing.T) {
 		denied(t, res, "proc-ns", unix.EACCES)
 		denied(t, res, "ptrace-parent", unix.EPERM)
 		denied(t, res, "ptrace-victim", unix.EPERM)
-		// Nor their limits, scheduling, or cgroups; its own limits it
-		// sets as before.
-		denied(t, res, "prlimit-parent", unix.EPERM)
-		denied(t, res, "setpriority-parent", unix.EPERM)
-		denied(t, res, "setpriority-user", unix.EPERM)
-		denied(t, res, "sched-setaffinity-parent", unix.EPERM)
-		reached(t, res, "sys-mounts", "read-only")
-		denied(t, res, "tiocsti", unix.EPERM)
-		reached(t, res, "prlimit-self")
+		keptToItself(t, res)
 		denied(t, res, "setns-parent", unix.EPERM)
 		denied(t, res, "open-by-handle", unix.EPERM)
 		if sup.LandlockABI >= 6 {

@@ -9,15 +9,17 @@ import (
 )
 
 // The seccomp filter keeps the shell from changing how the processes
-// outside it run, and from typing into its terminal (see terminalIoctls). The kernel lets any process change the resource limits,
-// scheduling and I/O priority of every process of the same user, without
-// the ptrace access Landlock scopes: a shell could take the session
-// process's descriptors away (prlimit), make it the OOM killer's first
-// choice or starve it. Each of these calls is allowed only on the calling
-// process itself (pid 0), which is how programs use them (ulimit, nice,
-// taskset of a command it starts); on any other process it fails with
-// EPERM. Writes to /proc/<pid>/oom_score_adj and the like are kept out by
-// /proc being read-only (see plan.mount).
+// outside it run, and from typing into its terminal (see terminalIoctls).
+// The kernel lets any process change the resource limits, scheduling and
+// I/O priority of every process of the same user, without the ptrace
+// access Landlock scopes: a shell could take the session process's
+// descriptors away (prlimit), make it the OOM killer's first choice or
+// starve it. Each of these calls is allowed only on the calling process
+// itself (pid 0), which is how programs use them (ulimit, nice, taskset of
+// a command it starts); on any other process it fails with EPERM. Writes
+// to /proc/<pid>/oom_score_adj and the like are kept out by /proc being
+// read-only for a root shell (see plan.mount), and for another user by the
+// deployment's processes not being dumpable (procs.Undumpable).
 
 // seccomp_data's offsets: the syscall number, the architecture, and the
 // low 32 bits of the first two arguments (little-endian; pids and the
@@ -138,15 +140,6 @@ func selfOnlyFilter() ([]unix.SockFilter, error) {
 	}
 	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
 
-	// ioctl: no typing into the terminal, nor TIOCLINUX's selection
-	// pasting (see terminalIoctls).
-	a.label("ioctl")
-	a.stmt(ldAbs, offArg1)
-	for _, cmd := range terminalIoctls {
-		a.jump(jeq, cmd, "deny", "")
-	}
-	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
-
 	a.label("pid")
 	a.stmt(ldAbs, offArg0)
 	a.jump(jeq, 0, "allow", "deny")
@@ -165,14 +158,18 @@ func selfOnlyFilter() ([]unix.SockFilter, error) {
 		for _, nr := range arch.compatDenied {
 			a.jump(jeq, nr, "deny", "")
 		}
-		a.jump(jeq, arch.compatIoctl, "", "allow")
-		a.stmt(ldAbs, offArg1)
-		for _, cmd := range terminalIoctls {
-			a.jump(jeq, cmd, "deny", "")
-		}
-		a.stmt(ret, unix.SECCOMP_RET_ALLOW)
+		a.jump(jeq, arch.compatIoctl, "ioctl", "allow")
 	} else {
 		a.stmt(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))
+	}
+
+	// ioctl, native or compat: no typing into the terminal, nor
+	// TIOCLINUX's selection pasting (see terminalIoctls); anything else
+	// goes on to allow.
+	a.label("ioctl")
+	a.stmt(ldAbs, offArg1)
+	for _, cmd := range terminalIoctls {
+		a.jump(jeq, cmd, "deny", "")
 	}
 	a.label("allow")
 	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
