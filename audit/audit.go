@@ -12,10 +12,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"spear/internal/lineread"
 	"sync"
 	"syscall"
 	"time"
+
+	"spear/internal/lineread"
 
 	"github.com/rs/zerolog"
 )

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"spear/internal/lineread"
 	"sync"
 	"time"
+
+	"spear/internal/lineread"
 )
 
 // Defaults for the zero Options.

@@ -339,12 +339,21 @@ func StopSessions(ctx context.Context, stateDir, session string) ([]Status, erro
 				continue
 			}
 		}
-		for deadline := time.Now().Add(3 * time.Second); procs.Alive(st.Pid) && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitGone(ctx, st.Pid, 3*time.Second)
 		out = append(out, *st)
 	}
 	return out, errors.Join(errs...)
+}
+
+// waitGone waits, at most d or until ctx ends, for pid to exit, and
+// reports whether it did.
+func waitGone(ctx context.Context, pid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); procs.Alive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrNotSession is StopSessions' error for a name that is not a session
@@ -377,10 +386,8 @@ func terminate(ctx context.Context, dir string, why error) (*Status, error) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return nil, fmt.Errorf("session %s: its session process (pid %d) did not answer (%v), and cannot be signalled: %v", name, pid, why, err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); procs.Alive(pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("session %s: its session process (pid %d) did not answer (%v), and is still running 30 s after SIGTERM", name, pid, why)
-		}
+	if !waitGone(ctx, pid, 30*time.Second) {
+		return nil, fmt.Errorf("session %s: its session process (pid %d) did not answer (%v), and is still running 30 s after SIGTERM", name, pid, why)
 	}
 	return &Status{Session: name, Pid: pid, Servers: []ServerStatus{}, Unanswered: why.Error()}, nil
 }

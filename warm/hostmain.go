@@ -9,10 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"spear/internal/procs"
 	"strconv"
 	"syscall"
 	"time"
+
+	"spear/internal/procs"
 )
 
 // HostArg is the first argument with which a Launcher re-executes a
