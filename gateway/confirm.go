@@ -152,11 +152,11 @@ func confirm(ctx context.Context, command string, env []string, req []byte, limi
 // with HOME set to home (a directory the turn's shell cannot write, see
 // confirmHome), PATH kept to the directories the turn's shell cannot
 // write in, and every other variable that names a path there left out
-// (XDG_RUNTIME_DIR excepted). The program runs outside the confinement: a ~/bin on PATH, or a
-// HOME the turn can write (Python's usercustomize, git's and ssh's
-// configuration, node's modules), would let the turn run code of its own
-// there, or approve every WRITE. It also returns the PATH directories
-// left out.
+// (XDG_RUNTIME_DIR excepted). The program runs outside the confinement:
+// a ~/bin on PATH, or a HOME the turn can write (Python's usercustomize,
+// git's and ssh's configuration, node's modules), would let the turn run
+// code of its own there, or approve every WRITE. It also returns the PATH
+// directories left out.
 func confirmEnv(env []string, userHome, workspace, home string) ([]string, []string) {
 	out := make([]string, 0, len(env)+1)
 	var dropped []string
