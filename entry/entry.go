@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -50,10 +49,11 @@ func Answer(words []string, getenv func(string) string, environ []string, stdout
 	if err != nil || s.TurnFile == "" {
 		return 0, false
 	}
+	// A turn file that cannot be used is spear-capability's to report;
+	// its workspace, when it can, is absolute (deploy.LoadTurn), so the
+	// session process, in a directory of its own, reads it alike.
 	t, err := deploy.LoadTurn(s.TurnFile)
-	// A relative workspace is resolved in the invoking process's
-	// directory, which the session process does not share.
-	if err != nil || !filepath.IsAbs(t.Workspace) {
+	if err != nil {
 		return 0, false
 	}
 	req, err := json.Marshal(struct {
