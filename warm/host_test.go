@@ -779,3 +779,86 @@ func TestHostPid(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowSpawn: a server whose process takes longer to start than the
+// session's idle time is not taken for idle while it starts: the open
+// succeeds, and its one provider_stopped, once it idles out, names its
+// real pid. (The idle check once saw a server not yet spawned as idle
+// since the year 1, stopped nothing, recorded pid 0, and left the process
+// it then spawned running, the turn told it exited during initialize.)
+func TestSlowSpawn(t *testing.T) {
+	slow := func(o mcp.Options) (*mcp.Process, error) {
+		time.Sleep(700 * time.Millisecond)
+		return mcp.StartProcess(o)
+	}
+	s, audit := testHost(t, &Host{Idle: 100 * time.Millisecond, Spawn: slow})
+	c, r := open(t, s, "fake", fakeEntry(), "t-1")
+	if pid, _ := whoami(t, c); pid != r.Pid {
+		t.Fatalf("whoami says pid %d, the open said %d", pid, r.Pid)
+	}
+	c.Close()
+	waitFor(t, "the idle server to stop", func() bool { return !procs.Alive(r.Pid) })
+	waitFor(t, "provider_stopped", func() bool { return len(events(t, audit, "provider_stopped")) == 1 })
+	ev := events(t, audit, "provider_stopped")[0]
+	if ev["why"] != WhyIdle || ev["pid"] != float64(r.Pid) {
+		t.Fatalf("provider_stopped %v, want why idle and pid %d", ev, r.Pid)
+	}
+}
+
+// TestStoppedWhileSpawning: a server stopped while its process is being
+// spawned (the session shut down, the registry changed) leaves nothing
+// running once the spawn returns, and records nothing: its process never
+// answered initialize, so it never started.
+func TestStoppedWhileSpawning(t *testing.T) {
+	spawning := make(chan struct{})
+	pids := make(chan int, 1)
+	var first sync.Once
+	slow := func(o mcp.Options) (*mcp.Process, error) {
+		isFirst := false
+		first.Do(func() { isFirst = true; close(spawning) })
+		if !isFirst {
+			// The client tries again after a closing; later spawns
+			// are not slow.
+			return mcp.StartProcess(o)
+		}
+		time.Sleep(700 * time.Millisecond)
+		p, err := mcp.StartProcess(o)
+		if err == nil {
+			pids <- p.Pid()
+		}
+		return p, err
+	}
+	h := &Host{Spawn: slow}
+	s, audit := testHost(t, h)
+	opened := make(chan error, 1)
+	go func() {
+		conn, _, err := s.Open(context.Background(), "fake", fakeEntry(), "t-1")
+		if conn != nil {
+			conn.Close()
+		}
+		opened <- err
+	}()
+	<-spawning
+	// The server is in the host's tables, its process not yet spawned.
+	var srv *server
+	waitFor(t, "the server in the host's tables", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		srv = h.servers["fake"]
+		return srv != nil
+	})
+	srv.stop(WhyRegistryChanged, "")
+	pid := <-pids
+	if procs.Alive(pid) {
+		t.Fatalf("server %d was left running after a stop during its spawn", pid)
+	}
+	<-opened // the client may try again, and reach a new server
+	if ev := events(t, audit, "provider_stopped"); len(ev) != 0 {
+		t.Fatalf("a server that never started was recorded as stopped: %v", ev)
+	}
+	for _, ev := range events(t, audit, "provider_started") {
+		if ev["pid"] == float64(pid) {
+			t.Fatalf("a server stopped while it started was recorded as started: %v", ev)
+		}
+	}
+}

@@ -24,12 +24,13 @@ type server struct {
 	hash     string
 	timeout  time.Duration
 
-	ready chan struct{} // closed once initialized, or once it could not be
-	fail  *Failure      // why it could not be, once ready is closed
-	proc  *mcp.Process
-	pid   int
-	init  json.RawMessage // its answer to initialize
-	start time.Time
+	ready   chan struct{} // closed once initialized, or once it could not be
+	spawned chan struct{} // closed once the spawn has returned, started or not
+	fail    *Failure      // why it could not be, once ready is closed
+	proc    *mcp.Process
+	pid     int
+	init    json.RawMessage // its answer to initialize
+	start   time.Time
 
 	mu       sync.Mutex
 	nextID   int64
@@ -45,6 +46,7 @@ type server struct {
 	gone     chan struct{}
 	skipped  mcp.SkippedLines // lines of its stdout that are not JSON at all
 	started  int              // skipped.Lines when provider_started was recorded
+	announce bool             // provider_started is recorded, so provider_stopped will be
 
 	wmu     sync.Mutex    // one write at a time to the server's stdin
 	answers chan struct{} // a token for each answer to its own requests not yet written
@@ -61,39 +63,31 @@ type route struct {
 func newServer(h *Host, provider string, e Entry, turn string) *server {
 	return &server{
 		h: h, provider: provider, entry: e, hash: e.Hash(), timeout: e.timeout(),
-		ready: make(chan struct{}), routes: map[int64]*route{}, callers: map[*caller]bool{},
+		ready: make(chan struct{}), spawned: make(chan struct{}),
+		routes: map[int64]*route{}, callers: map[*caller]bool{},
 		answers: make(chan struct{}, mcp.MaxServerRequests),
-		turn:    turn, gone: make(chan struct{}), nextID: 1,
+		turn:    turn, gone: make(chan struct{}), nextID: 1, last: h.now(),
 	}
 }
 
 func (s *server) lifetime() string { return s.entry.Lifetime }
 
 // run starts and initializes the server, then closes ready. On failure
-// the server is stopped and fail says why.
+// the server is stopped and fail says why. A server stopped while it was
+// being spawned is stopped as soon as the spawn returns (stop waits for
+// it), and never initialized.
 func (s *server) run() {
 	defer close(s.ready)
 	e := s.entry
-	proc, err := s.h.spawn(mcp.Options{
-		Command: e.Command, Env: e.Env, Dir: e.Dir,
-		Getenv: func(k string) string {
-			switch k {
-			case "PATH":
-				return e.Path
-			case "HOME":
-				return e.Home
-			}
-			return ""
-		},
-	})
+	proc, err := s.spawn(e)
 	if err != nil {
 		s.fail = failureOf(err)
 		return
 	}
-	s.mu.Lock()
-	s.proc, s.pid, s.start = proc, proc.Pid(), s.h.now()
-	s.last = s.start
-	s.mu.Unlock()
+	if proc == nil {
+		s.fail = &Failure{Kind: KindClosing, Message: "the server of " + s.provider + " was stopped while it started"}
+		return
+	}
 	go s.readLoop()
 	go s.watchExit()
 	res, err := s.initialize()
@@ -107,8 +101,39 @@ func (s *server) run() {
 	s.mu.Lock()
 	SkippedFields(f, s.skipped)
 	s.started = s.skipped.Lines
+	s.announce = true
 	s.mu.Unlock()
 	s.h.record(s.turn, audit.ProviderStarted, f)
+}
+
+// spawn starts the server's process and closes spawned. It returns nil,
+// nil when the server was stopped meanwhile: stop, waiting on spawned,
+// then stops what was spawned.
+func (s *server) spawn(e Entry) (*mcp.Process, error) {
+	defer close(s.spawned)
+	proc, err := s.h.spawn(mcp.Options{
+		Command: e.Command, Env: e.Env, Dir: e.Dir,
+		Getenv: func(k string) string {
+			switch k {
+			case "PATH":
+				return e.Path
+			case "HOME":
+				return e.Home
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.proc, s.pid, s.start = proc, proc.Pid(), s.h.now()
+	s.last = s.start
+	if s.stopping {
+		return nil, nil
+	}
+	return proc, nil
 }
 
 // initialize sends the host's own initialize and notifications/initialized.
@@ -318,8 +343,9 @@ func (s *server) failed(err error) {
 }
 
 // stop stops the server, closes its callers' connections and records why,
-// once; a second call waits for the first. An empty why records nothing:
-// a server that never started is not recorded as stopped.
+// once; a second call waits for the first. An empty why records nothing,
+// and neither does a server whose start was never recorded: one stopped
+// before its process ran or before it answered initialize.
 func (s *server) stop(why, detail string) {
 	s.mu.Lock()
 	if s.stopping {
@@ -332,17 +358,23 @@ func (s *server) stop(why, detail string) {
 	for c := range s.callers {
 		callers = append(callers, c)
 	}
-	turn, proc, pid := s.turn, s.proc, s.pid
-	skipped, started := s.skipped, s.started
 	s.mu.Unlock()
 	s.h.forget(s)
+	// A server still being spawned is stopped once the spawn returns, so
+	// that nothing spawned is left running. The spawn is bounded: it
+	// starts a process and returns.
+	<-s.spawned
+	s.mu.Lock()
+	turn, proc, pid, announced := s.turn, s.proc, s.pid, s.announce
+	skipped, started := s.skipped, s.started
+	s.mu.Unlock()
 	for _, c := range callers {
 		c.conn.Close()
 	}
 	if proc != nil {
 		proc.Close()
 	}
-	if why != "" {
+	if why != "" && announced {
 		f := audit.Fields{"provider": s.provider, "pid": pid, "lifetime": s.lifetime(), "why": why}
 		if detail != "" {
 			f["detail"] = detail
@@ -440,8 +472,14 @@ func (s *server) drained(d time.Duration) {
 }
 
 // idleFor says how long the server has gone without a message, and
-// whether it has requests in flight.
+// whether it is busy: still starting, or with requests in flight. A
+// server exists for the idle check only once it is running.
 func (s *server) idleFor(now time.Time) (time.Duration, bool) {
+	select {
+	case <-s.ready:
+	default:
+		return 0, true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return now.Sub(s.last), len(s.routes) > 0
