@@ -84,6 +84,8 @@ func TestScripts(t *testing.T) {
 				return everything != "", nil
 			case "sequential":
 				return sequential != "", nil
+			case "root":
+				return os.Geteuid() == 0, nil
 			}
 			return false, nil
 		},
@@ -92,6 +94,7 @@ func TestScripts(t *testing.T) {
 			"noprocs":    noprocsCmd,
 			"count":      countCmd,
 			"hangserver": hangserverCmd,
+			"gone":       goneCmd,
 		},
 	})
 }
@@ -147,6 +150,54 @@ func noprocsCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if (len(found) > 0) != neg {
 		ts.Fatalf("processes matching %q: %v", args[0], found)
+	}
+}
+
+// gone FILE… reads a pid from each file and waits up to 5 s until none of
+// those processes is running (zombies count as gone), and fails if one
+// still is; ! gone fails unless every one of them is running now.
+func goneCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: gone PIDFILE...")
+	}
+	var pids []int
+	for _, f := range args {
+		pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))
+		if err != nil || pid <= 1 {
+			ts.Fatalf("gone: %s holds no pid: %q", f, ts.ReadFile(f))
+		}
+		pids = append(pids, pid)
+	}
+	running := func(pid int) bool {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		return i < 0 || len(stat) < i+3 || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+	}
+	if neg {
+		for i, pid := range pids {
+			if !running(pid) {
+				ts.Fatalf("process %d (%s) is not running", pid, args[i])
+			}
+		}
+		return
+	}
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left = left[:0]
+		for i, pid := range pids {
+			if running(pid) {
+				left = append(left, fmt.Sprintf("%d (%s)", pid, args[i]))
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("still running after 5 s: %s", strings.Join(left, ", "))
+		}
 	}
 }
 

@@ -37,18 +37,20 @@ var rootDrops = []uintptr{
 	unix.CAP_SYS_PACCT, unix.CAP_SYS_TTY_CONFIG,
 }
 
-// Exec replaces the current process (same pid) with path, run with argv and
-// env inside a confinement that keeps p. It needs CAP_SYS_ADMIN (root) to
-// make the mount namespace in place; without it Exec runs a confining
-// launcher as a child instead, with this process's open files, forwards
-// SIGTERM, SIGHUP, SIGINT and SIGQUIT to it (the last two only when they
-// cannot have come from a terminal, which sends them to the child too), and
-// exits with its status (128+n for signal n). Exec returns only on an error
-// before anything ran.
+// Exec runs path with argv and env inside a confinement that keeps p, and
+// exits with its status: 128+n for signal n. The command runs under a
+// confining launcher, a child of this process (see [LauncherMain]), which
+// confines itself and starts the command; this process forwards SIGTERM,
+// SIGHUP, SIGINT and SIGQUIT to it (the last two only when they cannot have
+// come from a terminal, which sends them to the launcher and the command
+// too). Should this process die first, of any signal, SIGKILL included,
+// the launcher kills the command and everything it started. Exec returns
+// only on an error before anything ran.
 //
 // Inside a confinement already (see [Inside]), where no mount can be added,
 // Exec, [Command] and the launcher accept only a policy the enclosing
-// confinement keeps already, and add a further Landlock domain in place.
+// confinement keeps already, add a further Landlock domain, and execute
+// path in place (same pid): the enclosing launcher ends everything there.
 func Exec(p Policy, path string, argv, env []string) error {
 	if Inside() {
 		if err := keptAlready(p); err != nil {
@@ -56,14 +58,10 @@ func Exec(p Policy, path string, argv, env []string) error {
 		}
 		return onOwnThread(func() error { return confineAndExec(nil, path, argv, env) })
 	}
-	pl, err := newPlan(p)
-	if err != nil {
+	if _, err := newPlan(p); err != nil {
 		return err
 	}
-	if !hasSysAdmin() {
-		return execThroughLauncher(p, path, argv, env)
-	}
-	return onOwnThread(func() error { return confineAndExec(pl, path, argv, env) })
+	return execThroughLauncher(p, path, argv, env)
 }
 
 // onOwnThread runs f on a goroutine locked to a thread of its own and returns
@@ -79,12 +77,22 @@ func onOwnThread(f func() error) error {
 }
 
 // confineAndExec confines the calling thread, which must be locked, and
-// executes path on it. Namespaces, capabilities, no_new_privs and the
-// Landlock domain all belong to the thread, and execve keeps the calling
-// thread's, whichever thread of the process calls it. A nil plan means the
-// thread is inside a confinement already (see keptAlready): no mount can be
-// made there, and a further Landlock domain is all that is added.
+// executes path on it (see confineThread).
 func confineAndExec(pl *plan, path string, argv, env []string) error {
+	if err := confineThread(pl); err != nil {
+		return err
+	}
+	return &execError{path, syscall.Exec(path, argv, env)}
+}
+
+// confineThread confines the calling thread, which must be locked.
+// Namespaces, capabilities, no_new_privs, the Landlock domain and the
+// seccomp filter all belong to the thread, and execve, or a fork, keeps
+// the calling thread's, whichever thread of the process calls it. A nil
+// plan means the thread is inside a confinement already (see keptAlready):
+// no mount can be made there, and a further Landlock domain is all that is
+// added.
+func confineThread(pl *plan) error {
 	abi := landlockABI()
 	if abi < 1 {
 		return errors.New("confine: the kernel offers no Landlock")
@@ -124,10 +132,7 @@ func confineAndExec(pl *plan, path string, argv, env []string) error {
 	if err := restrictThread(abi); err != nil {
 		return fmt.Errorf("confine: %w", err)
 	}
-	if err := restrictCalls(); err != nil {
-		return err
-	}
-	return &execError{path, syscall.Exec(path, argv, env)}
+	return restrictCalls()
 }
 
 // execError is a failure to execute the command once confined.
@@ -172,25 +177,34 @@ func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
 		Path: "/proc/self/exe",
 		Args: append([]string{argv0, LauncherArg, enc, path}, argv...),
 	}
-	if !inside && !hasSysAdmin() {
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Cloneflags:                 syscall.CLONE_NEWUSER,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN},
-		}
+	if inside {
+		return cmd, nil
+	}
+	// The launcher learns that its starter died, whatever killed it: it
+	// then kills the command's whole tree (see supervise). The signal
+	// follows the thread that starts the launcher; a Go thread ends only
+	// with a goroutine locked to it, and Exec's stays locked.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: starterGone}
+	if !hasSysAdmin() {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
 	return cmd, nil
 }
 
 // LauncherMain is the confining launcher: a main that finds [LauncherArg] as
 // its first argument calls os.Exit(LauncherMain(os.Args[2:])). It confines
-// the process and executes the command, passing on every open file not marked
-// close-on-exec. It makes its own mount namespace, so run by hand it cannot
-// change the caller's; run inside a confinement it only confines further. It
-// returns only on failure: 125 if it could not confine (a bad argument, say),
-// 126 or 127 if the command could not be executed.
+// a thread of its own and starts the command from it (see supervise), with
+// the same environment and every open file not marked close-on-exec, and
+// returns the command's status once it has ended; if its starter dies
+// first, it kills the command's whole tree. It makes its own mount
+// namespace, so run by hand it cannot change the caller's; run inside a
+// confinement it only confines further, and executes the command in place.
+// It returns 125 if it could not confine (a bad argument, say), 126 or 127
+// if the command could not be executed.
 func LauncherMain(args []string) int {
 	p, path, argv, err := decodeLaunch(args)
 	if err != nil {
@@ -198,7 +212,8 @@ func LauncherMain(args []string) int {
 		return 125
 	}
 	var pl *plan
-	if Inside() {
+	inside := Inside()
+	if inside {
 		err = keptAlready(p)
 	} else {
 		pl, err = newPlan(p)
@@ -207,7 +222,17 @@ func LauncherMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 125
 	}
-	err = onOwnThread(func() error { return confineAndExec(pl, path, argv, os.Environ()) })
+	if !inside {
+		return supervise(pl, path, argv)
+	}
+	err = onOwnThread(func() error { return confineAndExec(nil, path, argv, os.Environ()) })
+	return launchFailed(err)
+}
+
+// launchFailed says why the command could not be started and returns the
+// status for it: 127 for a command not found, 126 for one that could not
+// be executed, 125 for a confinement that could not be set up.
+func launchFailed(err error) int {
 	fmt.Fprintf(os.Stderr, "%v\n", err)
 	var ee *execError
 	switch {
@@ -269,9 +294,9 @@ func decodeLaunch(args []string) (Policy, string, []string, error) {
 	return p, path, args[2:], nil
 }
 
-// execThroughLauncher is Exec without CAP_SYS_ADMIN: it runs the launcher as
-// a child with this process's standard and inherited files, forwards
-// signals, and exits with the child's status.
+// execThroughLauncher runs the launcher as a child with this process's
+// standard and inherited files, forwards signals, and exits with the
+// child's status.
 func execThroughLauncher(p Policy, path string, argv, env []string) error {
 	cmd, err := command(p, path, argv)
 	if err != nil {
@@ -283,6 +308,9 @@ func execThroughLauncher(p Policy, path string, argv, env []string) error {
 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	// The launcher's parent-death signal follows this thread: it stays
+	// locked, so it lasts as long as the process.
+	runtime.LockOSThread()
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
 		return fmt.Errorf("confine: start launcher: %w", err)

@@ -182,20 +182,20 @@ func asUser(cmd *exec.Cmd, uid int) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
 }
 
-// TestExecSamePid: Exec replaces the process in place; the shell has the pid
-// its parent started, is confined, and its status comes back.
-func TestExecSamePid(t *testing.T) {
+// TestExecUnderLauncher: Exec runs the shell confined under the launcher,
+// its child: the shell's parent is the launcher, whose parent is the
+// process that called Exec, and the shell's status comes back.
+func TestExecUnderLauncher(t *testing.T) {
 	requireSupport(t)
-	requireRoot(t)
 	self, _ := os.Executable()
-	tr, p := newTree(t, 0)
+	tr, p := newTree(t, os.Geteuid())
 	s := spec{Policy: p, Path: "/bin/bash", Argv: []string{"bash", "-c",
-		`echo "$$"; cat "$1/registry" 2>/dev/null; ls -A "$1"; grep -c spear-confined /proc/self/mountinfo >/dev/null && echo marked; exit 3`,
+		`echo "$$"; ps -o ppid= -p "$PPID"; cat "$1/registry" 2>/dev/null; ls -A "$1"; grep -c spear-confined /proc/self/mountinfo >/dev/null && echo marked; exit 3`,
 		"bash", tr.HiddenDir}}
-	out, status, pid := runHelper(t, self, "exec", s, 0)
+	out, status, pid := runHelper(t, self, "exec", s, os.Geteuid())
 	lines := strings.Fields(out)
-	if status != 3 || len(lines) != 2 || lines[0] != strconv.Itoa(pid) || lines[1] != "marked" {
-		t.Errorf("Exec: status %d, output %q; want 3 and %d, marked", status, out, pid)
+	if status != 3 || len(lines) != 3 || lines[0] == strconv.Itoa(pid) || lines[1] != strconv.Itoa(pid) || lines[2] != "marked" {
+		t.Errorf("Exec: status %d, output %q; want 3, a pid of the shell's own, the launcher's parent %d, and marked", status, out, pid)
 	}
 }
 
@@ -291,7 +291,11 @@ func TestLauncherRejectsGarbage(t *testing.T) {
 		t.Errorf("launcher by hand with garbage: %v\n%s", err, out)
 	}
 	if Probe().OK {
-		cmd = exec.Command(self, LauncherArg, "v1:{}", "/no/such/program", "x")
+		// Started as Command starts it: for a user other than root, in a
+		// user namespace of its own, without which it could make no mount
+		// namespace.
+		cmd, err = Command(Policy{}, "/no/such/program", "x")
+		must(t, err)
 		cmd.Env = helperEnv()
 		out, err = cmd.CombinedOutput()
 		if exitStatus(err) != 127 || !strings.Contains(string(out), "confine: exec /no/such/program") {

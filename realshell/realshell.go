@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"spear/turnshell"
 )
 
@@ -37,11 +39,13 @@ type Confiner interface {
 	Command(path string, args ...string) (*exec.Cmd, error)
 }
 
-// Replace replaces the process with the real shell, given the very same
-// arguments spear-term got: same pid, stdin, signals and exit status as
-// running the shell directly. argv0 is how spear-term was invoked; one
-// that starts with "-" makes a login shell, as bash sees it. The shell runs
-// confined by c, or through exec when c is nil. Replace returns only when
+// Replace runs the real shell, given the very same arguments spear-term
+// got: stdin, signals and exit status as running the shell directly.
+// argv0 is how spear-term was invoked; one that starts with "-" makes a
+// login shell, as bash sees it. The shell runs confined by c (under the
+// confinement's launcher, a child that ends the shell's whole tree should
+// spear-term be killed: see confine.Exec), or through exec, with the same
+// pid, when c is nil. Replace returns only when
 // the shell could not be started, with the exit status to report, having
 // said why on stderr.
 func Replace(argv0 string, args, env []string, getenv func(string) string, stderr io.Writer, c Confiner, exec func(path string, argv, env []string) error) int {
@@ -51,6 +55,15 @@ func Replace(argv0 string, args, env []string, getenv func(string) string, stder
 		first = "-" + filepath.Base(shell)
 	}
 	argv, env := append([]string{first}, args...), turnshell.ChildEnv(env)
+	// Said here, the same way confined or not: under the confinement the
+	// shell is executed by the launcher, which could only say it bare.
+	if err := unix.Access(shell, unix.X_OK); err != nil {
+		fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
+		if err == unix.ENOENT {
+			return 127
+		}
+		return 126
+	}
 	if c != nil {
 		err := c.Exec(shell, argv, env)
 		fmt.Fprintf(stderr, "spear-term: cannot start the real shell %s confined: %v (nothing ran; SPEAR_CONFINE=off runs it unconfined, at the risk docs/security.md describes)\n", shell, err)

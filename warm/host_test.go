@@ -570,6 +570,9 @@ func TestLaunched(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	exe, _ := os.Executable()
 	sess := &Session{Name: "s-9", Dir: dir, AuditFile: audit, Idle: time.Minute, Launcher: &Launcher{Path: exe, Argv0: "warm.test"}}
+	// The host is detached: whatever the test's end, it is stopped with
+	// it, never left to idle out after go test.
+	t.Cleanup(func() { StopSessions(context.Background(), filepath.Dir(filepath.Dir(dir)), "") })
 	// A descriptor this process leaves open across exec, as a harness's
 	// might be: the host must not keep it.
 	var leak [2]int

@@ -177,11 +177,18 @@ func (r *reaper) signalTree(sig syscall.Signal) {
 	if !r.reaped {
 		syscall.Kill(r.program, sig)
 	}
-	for _, p := range descendants(r.self) {
+	signalDescendants(r.self, sig)
+}
+
+// signalDescendants sends sig to every live process below self, as
+// signalTree describes: a child by its pid, a deeper process through a
+// pidfd, and only if it is still the process the walk found.
+func signalDescendants(self int, sig syscall.Signal) {
+	for _, p := range descendants(self) {
 		if p.state == "Z" || p.state == "X" {
 			continue
 		}
-		if p.ppid == r.self {
+		if p.ppid == self {
 			syscall.Kill(p.pid, sig)
 			continue
 		}
@@ -196,6 +203,44 @@ func (r *reaper) signalTree(sig syscall.Signal) {
 		}
 		unix.Close(fd)
 	}
+}
+
+// KillBelow kills every process below the calling one, reaping its
+// children, until none is left or for limit at most. Called by a child
+// subreaper (which every orphan of its tree is handed to), it ends the
+// whole tree, whatever sessions or process groups its processes moved to.
+// It reaps every child: the caller must have no child it still waits for.
+func KillBelow(limit time.Duration) {
+	self := os.Getpid()
+	for deadline := time.Now().Add(limit); ; time.Sleep(5 * time.Millisecond) {
+		reapAll()
+		if !hasChildren() || time.Now().After(deadline) {
+			return
+		}
+		signalDescendants(self, syscall.SIGKILL)
+	}
+}
+
+// reapAll reaps every child that has ended.
+func reapAll() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || pid == 0 {
+			return
+		}
+	}
+}
+
+// hasChildren reports whether the calling process has a child, ended or
+// not.
+func hasChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != unix.ECHILD
 }
 
 // exitStatus is the program's status as the reaper can leave with it: its

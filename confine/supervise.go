@@ -1,0 +1,146 @@
+package confine
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"spear/internal/procs"
+)
+
+// starterGone is the launcher's parent-death signal: its starter (spear-term,
+// or the stream-mode gateway) has died.
+const starterGone = syscall.SIGUSR2
+
+// killTreeFor bounds how long the launcher keeps killing what is left of
+// the command's tree once its starter has died.
+const killTreeFor = 5 * time.Second
+
+// supervise is the launcher outside a confinement. It makes itself
+// undumpable and a child subreaper, confines a thread of its own (pl) and
+// starts the command from that thread, which then ends, so that no thread
+// of the launcher is inside the command's confinement: the command can
+// neither signal nor trace it. It holds no end of the command's files. It
+// then:
+//
+//   - passes SIGTERM and SIGHUP on to the command, and SIGINT and SIGQUIT
+//     too unless a terminal sent them, which sends them to the command
+//     itself;
+//   - reaps every process that ends below it: the command, and every orphan
+//     of its tree, which the kernel hands to it;
+//   - once the command has ended, returns its status (128+n for signal n),
+//     leaving what the command started in the background running, as a
+//     shell would;
+//   - if its starter dies first (starterGone, whatever killed it), kills
+//     the command and everything it started, whatever session or process
+//     group they moved to, and exits.
+func supervise(pl *plan, path string, argv []string) int {
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return launchFailed(err)
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, starterGone)
+	// Until now, a starter that died killed the launcher outright: the
+	// signal's default action ends a process, and the parent-death signal
+	// was checked for a dead parent before the launcher was executed.
+	term := terminalOf(0)
+	var pid int
+	err := onOwnThread(func() error {
+		if err := confineThread(pl); err != nil {
+			return err
+		}
+		var err error
+		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+		if err != nil {
+			return &execError{path, err}
+		}
+		return nil
+	})
+	if err != nil {
+		return launchFailed(err)
+	}
+	letGoOfFiles()
+	for {
+		switch sig := <-sigs; sig {
+		case syscall.SIGCHLD:
+			if status, ended := reapAll(pid); ended {
+				return status
+			}
+		case starterGone:
+			procs.KillBelow(killTreeFor)
+			return 128 + int(syscall.SIGKILL)
+		case syscall.SIGINT, syscall.SIGQUIT:
+			if term != nil && inForeground(term) {
+				continue // the terminal sent it to the command too
+			}
+			syscall.Kill(pid, sig.(syscall.Signal))
+		default:
+			syscall.Kill(pid, sig.(syscall.Signal))
+		}
+	}
+}
+
+// reapAll reaps every child that has ended; once the command (pid) is
+// among them, it returns the command's status.
+func reapAll(pid int) (int, bool) {
+	status, ended := 0, false
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || got <= 0 {
+			return status, ended
+		}
+		if got == pid {
+			ended = true
+			status = ws.ExitStatus()
+			if ws.Signaled() {
+				status = 128 + int(ws.Signal())
+			}
+		}
+	}
+}
+
+// letGoOfFiles closes the launcher's copies of the command's files: its
+// standard files become /dev/null, and every inherited descriptor is
+// closed, so that whoever reads the command's output sees its end when
+// the command's tree closes it, whatever the launcher is doing.
+func letGoOfFiles() {
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		for fd := 0; fd <= 2; fd++ {
+			unix.Dup3(int(null.Fd()), fd, 0)
+		}
+		null.Close()
+	}
+	for _, f := range inheritedFiles() {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// terminalOf returns a descriptor of the terminal on fd, kept for asking
+// whose foreground it is, or nil when fd is not a terminal.
+func terminalOf(fd int) *os.File {
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+		return nil
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(dup), "terminal")
+}
+
+// inForeground reports whether this process's group is the foreground
+// process group of the terminal t.
+func inForeground(t *os.File) bool {
+	pgrp, err := unix.IoctlGetInt(int(t.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
