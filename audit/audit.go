@@ -45,6 +45,7 @@ type Fields map[string]any
 // nothing and never fails.
 type Logger struct {
 	mu      sync.Mutex
+	path    string
 	w       *lockedFile
 	zl      zerolog.Logger
 	session string
@@ -53,23 +54,30 @@ type Logger struct {
 }
 
 // Open opens (creating it and its directory) the audit file at path for
-// appending. now supplies the time of each event; nil means time.Now.
+// appending. now supplies the time of each event; nil means time.Now. A
+// trail that cannot be opened, and every event Record cannot write, is
+// counted in the trail's failures file (see Failures), whatever the caller
+// does with the error.
 func Open(path, session, turn string, now func() time.Time) (*Logger, error) {
 	if path == "" {
 		return nil, errors.New("no audit file is configured (set SPEAR_AUDIT_FILE or SPEAR_STATE_DIR)")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("opening the audit trail: %w", err)
+		err = fmt.Errorf("opening the audit trail: %w", err)
+		noteFailure(path, session, turn, "open", err)
+		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("opening the audit trail: %w", err)
+		err = fmt.Errorf("opening the audit trail: %w", err)
+		noteFailure(path, session, turn, "open", err)
+		return nil, err
 	}
 	if now == nil {
 		now = time.Now
 	}
 	w := &lockedFile{f: f}
-	return &Logger{w: w, zl: zerolog.New(w), session: session, turn: turn, now: now}, nil
+	return &Logger{path: path, w: w, zl: zerolog.New(w), session: session, turn: turn, now: now}, nil
 }
 
 // Close closes the audit file.
@@ -80,7 +88,8 @@ func (l *Logger) Close() error {
 	return l.w.f.Close()
 }
 
-// Record appends one event. An error means the event was not recorded.
+// Record appends one event. An error means the event was not recorded; it
+// is counted in the trail's failures file.
 func (l *Logger) Record(event string, fields Fields) error {
 	if l == nil {
 		return nil
@@ -98,7 +107,9 @@ func (l *Logger) Record(event string, fields Fields) error {
 	}
 	e.Send()
 	if l.w.err != nil {
-		return fmt.Errorf("writing the audit trail: %w", l.w.err)
+		err := fmt.Errorf("writing the audit trail: %w", l.w.err)
+		noteFailure(l.path, l.session, l.turn, event, err)
+		return err
 	}
 	return nil
 }

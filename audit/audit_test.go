@@ -72,21 +72,54 @@ func TestConcurrentAppendsStayWhole(t *testing.T) {
 }
 
 func TestUnwritable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		// root writes anywhere; a full device stands in for a read-only file
-		l, err := Open("/dev/full", "s", "t", nil)
-		if err != nil {
-			t.Skip(err)
-		}
-		if err := l.Record(CapabilityInvoked, nil); err == nil {
-			t.Fatal("writing to /dev/full succeeded")
-		}
-		return
+	// A directory where the trail should be: no user, root included, can
+	// open it for appending.
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := Open(path, "s", "t", nil); err == nil {
+		t.Fatal("opened a directory as the audit trail")
+	}
+}
+
+// TestFailuresCounted: a trail that cannot be opened and an event that
+// cannot be written are each counted in the trail's failures file, per
+// session, with the latest said.
+func TestFailuresCounted(t *testing.T) {
 	dir := t.TempDir()
-	os.Chmod(dir, 0o500)
-	if _, err := Open(filepath.Join(dir, "x", "audit.jsonl"), "s", "t", nil); err == nil {
-		t.Fatal("opened an audit file in a read-only directory")
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.Mkdir(bad, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	Open(bad, "s-1", "t-1", nil)
+	n, last, err := Failures(bad, "")
+	if err != nil || n != 1 || last.Event != "open" || last.Session != "s-1" || !strings.Contains(last.Error, "opening the audit trail") {
+		t.Fatalf("after a failed open: %d %+v %v", n, last, err)
+	}
+
+	path := filepath.Join(dir, "audit.jsonl")
+	if n, last, err := Failures(path, ""); n != 0 || last != nil || err != nil {
+		t.Fatalf("a trail with no failures: %d %+v %v", n, last, err)
+	}
+	l, err := Open(path, "s-2", "t-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(CapabilityInvoked, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.w.f.Close() // every write fails from here on
+	for _, ev := range []string{CapabilityRefused, ProviderFailed} {
+		if err := l.Record(ev, nil); err == nil {
+			t.Fatalf("%s recorded on a closed trail", ev)
+		}
+	}
+	if n, last, err := Failures(path, "s-2"); n != 2 || last.Event != ProviderFailed || last.Turn != "t-1" {
+		t.Fatalf("after two failed writes: %d %+v %v", n, last, err)
+	}
+	if n, _, _ := Failures(path, "s-other"); n != 0 {
+		t.Fatalf("another session's failures: %d", n)
 	}
 }
 

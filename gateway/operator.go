@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"spear/audit"
 	"spear/deploy"
 	"spear/mcp"
 	"spear/present"
@@ -65,7 +66,12 @@ type Report struct {
 	// Terminal says whether and how the turn's terminal is confined on
 	// this system (mechanism, Landlock ABI), or why not.
 	Terminal string `json:"terminal"`
-	OK       bool   `json:"ok"`
+	// AuditFailures is how many events the audit trail did not get, all
+	// sessions together (audit.Failures); AuditLastFailure is the latest.
+	AuditFailures    int            `json:"audit_failures"`
+	AuditLastFailure *audit.Failure `json:"audit_last_failure,omitempty"`
+	AuditFailedFile  string         `json:"audit_failed_file,omitempty"`
+	OK               bool           `json:"ok"`
 }
 
 func problemReports(ps []deploy.Problem) []ProblemReport {
@@ -85,6 +91,10 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 	}
 	r := &Report{Registry: g.Settings.CapabilitiesFile, Projects: g.Settings.ProjectsFile, Providers: []ProviderReport{}, Problems: []ProblemReport{}}
 	var refuse string
+	r.AuditFailures, r.AuditLastFailure, _ = audit.Failures(g.Settings.AuditFile, "")
+	if r.AuditFailures > 0 {
+		r.AuditFailedFile = audit.FailuresFile(g.Settings.AuditFile)
+	}
 	r.Terminal, refuse = g.Confinement()
 	if refuse != "" {
 		r.Problems = append(r.Problems, ProblemReport{Message: refuse})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func TestAnswerCommitted(t *testing.T) {
 // the connection without an answer, and the host goes on serving.
 func TestAnswerClientGoneAndPanic(t *testing.T) {
 	ended := make(chan struct{})
-	h := &Host{Answer: func(ctx context.Context, req *hostwire.AnswerRequest) Answered {
+	h := &Host{Log: filepath.Join(t.TempDir(), LogName), Answer: func(ctx context.Context, req *hostwire.AnswerRequest) Answered {
 		if req.Args[0] == "panic" {
 			panic("boom")
 		}
@@ -127,8 +128,17 @@ func TestAnswerClientGoneAndPanic(t *testing.T) {
 	if line, err := mcp.ReadLine(r, maxHeader); err == nil {
 		t.Errorf("a panicking answer sent %q", line)
 	}
-	if _, err := ask(context.Background(), s.Dir, OpStatus, time.Second); err != nil {
-		t.Errorf("the host stopped serving after a panic: %v", err)
+	st, err := ask(context.Background(), s.Dir, OpStatus, time.Second)
+	if err != nil {
+		t.Fatalf("the host stopped serving after a panic: %v", err)
+	}
+	// The panic is counted, and written with its stack to the host's log.
+	if st.Panics != 1 || st.Log != h.Log {
+		t.Errorf("status after a panic: %+v", st)
+	}
+	log, _ := os.ReadFile(h.Log)
+	if !strings.Contains(string(log), "panic answering an invocation (recovered): boom") || !strings.Contains(string(log), "runAnswer") {
+		t.Errorf("the host's log after a panic:\n%s", log)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"syscall"
@@ -50,6 +51,10 @@ type Host struct {
 	// Answer answers invocations (hostwire.OpAnswer); nil means the host
 	// answers none, and its clients answer them themselves.
 	Answer Answerer
+	// Log is where the host writes what it recovered from (a panic in
+	// Answer, with its stack); empty writes it nowhere, but it is still
+	// counted in Status.
+	Log string
 	// OnClose runs once the host takes no more connections (its socket
 	// removed, its listener closed), before its servers are stopped:
 	// HostMain releases the session's lock there, so that a new host
@@ -63,6 +68,7 @@ type Host struct {
 	failedIn map[string]string  // provider → the turn in which its server failed
 	conns    int
 	answered int
+	panics   int
 	busy     time.Time // when the host last had a connection or a server
 	closing  bool
 	ln       *net.UnixListener
@@ -396,8 +402,11 @@ func (h *Host) status() *Status {
 	}
 	sortServers(st.Servers)
 	h.mu.Lock()
-	st.Answered = h.answered
+	st.Answered, st.Panics, st.Log = h.answered, h.panics, h.Log
 	h.mu.Unlock()
+	if h.AuditFile != "" {
+		st.AuditFailures, _, _ = audit.Failures(h.AuditFile, h.Session)
+	}
 	return st
 }
 
@@ -599,12 +608,31 @@ func (h *Host) answer(conn *net.UnixConn, r *bufio.Reader, req *Request) {
 	conn.Write(buf)
 }
 
-// runAnswer runs h.Answer; ok is false when it panicked.
+// runAnswer runs h.Answer; ok is false when it panicked. A panic is
+// counted and written, with its stack, to the host's log.
 func (h *Host) runAnswer(ctx context.Context, req *hostwire.AnswerRequest) (a Answered, ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			ok = false
+			h.recovered("answering an invocation", p, debug.Stack())
 		}
 	}()
 	return h.Answer(ctx, req), true
+}
+
+// recovered counts a panic the host recovered from and writes it, with
+// its stack, to the host's log.
+func (h *Host) recovered(doing string, p any, stack []byte) {
+	h.mu.Lock()
+	h.panics++
+	h.mu.Unlock()
+	if h.Log == "" {
+		return
+	}
+	f, err := os.OpenFile(h.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s session %s: panic %s (recovered): %v\n%s\n", h.now().UTC().Format(time.RFC3339Nano), h.Session, doing, p, stack)
 }

@@ -61,7 +61,15 @@ func HostMain(args []string, answer Answerer) int {
 	}
 	// With nothing to keep, the host stays no longer than a server
 	// would idle: a short idle timeout leaves nothing running soon.
-	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), Answer: answer, OnClose: func() { lock.Close() }}
+	// What the host writes on its stderr, a runtime error's stack among
+	// it, goes to its log in the session's directory, beside what it
+	// recovered from.
+	log := filepath.Join(*dir, LogName)
+	if f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		syscall.Dup3(int(f.Fd()), 2, 0)
+		f.Close()
+	}
+	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), Answer: answer, Log: log, OnClose: func() { lock.Close() }}
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
@@ -138,6 +146,10 @@ func closeInherited(keep int) {
 		}
 	}
 }
+
+// LogName is the host's log in a session's directory: the panics it
+// recovered from, with their stacks, and whatever it wrote on its stderr.
+const LogName = "host.log"
 
 // PidName is the file in a session's directory that names its host: its
 // pid and start time (procs.StartTime).

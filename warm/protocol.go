@@ -149,6 +149,15 @@ type Status struct {
 	// Answered is how many invocations the host has answered
 	// (hostwire.OpAnswer), hand-backs not counted.
 	Answered int `json:"answered"`
+	// AuditFailures is how many of the session's events the audit trail
+	// did not get (audit.Failures): each is in the trail's failures file.
+	AuditFailures int `json:"audit_failures"`
+	// Panics is how many panics the host recovered from; each is in Log,
+	// with its stack.
+	Panics int `json:"panics"`
+	// Log is the host's log, in the session's state directory: its
+	// recovered panics and whatever it wrote to its stderr.
+	Log string `json:"log,omitempty"`
 	// Unanswered, from StopSessions only, says the host did not answer
 	// and was stopped by SIGTERM: what it stopped is in the audit trail,
 	// not in Servers.

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"spear/present"
 
@@ -49,6 +50,10 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "problem   %s\n", problemText(p))
+		}
+		if f := r.AuditLastFailure; r.AuditFailures > 0 && f != nil {
+			fmt.Fprintf(w, "warning   audit: %d events could not be written to the trail, the latest at %s (%s: %s); each is listed in %s (remove it once read)\n",
+				r.AuditFailures, f.Time.Format(time.RFC3339), f.Event, f.Error, r.AuditFailedFile)
 		}
 	}
 	if !r.OK {

@@ -113,4 +113,20 @@ func writeSessions(w io.Writer, all []warm.Status) {
 		}
 	}
 	tw.Flush()
+	for _, st := range all {
+		if st.Panics > 0 {
+			fmt.Fprintf(w, "session %s: its session process recovered from %s; each is in %s, with its stack\n", st.Session, plural(st.Panics, "panic"), st.Log)
+		}
+		if st.AuditFailures > 0 {
+			fmt.Fprintf(w, "session %s: %s could not be written to the audit trail (spear-capability check says the latest)\n", st.Session, plural(st.AuditFailures, "event"))
+		}
+	}
+}
+
+// plural says n of a thing: "1 panic", "2 panics".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", thing)
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
