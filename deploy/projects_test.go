@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,18 +105,38 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// TestSettingsIdleTimeout: SPEAR_IDLE_TIMEOUT is seconds, fractions
-// allowed; anything else keeps the default.
-func TestSettingsIdleTimeout(t *testing.T) {
+// TestSettingsNumbers: SPEAR_IDLE_TIMEOUT and SPEAR_CONFIRM_TIMEOUT are
+// seconds, fractions allowed, and SPEAR_MAX_OUTPUT whole bytes; unset is
+// the default, and anything else is an error naming the variable and what
+// it must be, never silently the default.
+func TestSettingsNumbers(t *testing.T) {
 	for v, want := range map[string]time.Duration{
-		"": DefaultIdleTimeout, "30": 30 * time.Second, "0.5": 500 * time.Millisecond,
-		"0": DefaultIdleTimeout, "-1": DefaultIdleTimeout, "ten": DefaultIdleTimeout, "NaN": DefaultIdleTimeout,
+		"": DefaultIdleTimeout, "30": 30 * time.Second, "0.5": 500 * time.Millisecond, " 7 ": 7 * time.Second,
 	} {
 		env := map[string]string{"HOME": "/h", "SPEAR_IDLE_TIMEOUT": v}
 		s, err := SettingsFrom(func(k string) string { return env[k] })
 		if err != nil || s.IdleTimeout != want {
 			t.Errorf("SPEAR_IDLE_TIMEOUT=%q: %v, %v; want %v", v, s.IdleTimeout, err, want)
 		}
+	}
+	for _, c := range []struct{ name, v string }{
+		{"SPEAR_IDLE_TIMEOUT", "0"}, {"SPEAR_IDLE_TIMEOUT", "-1"}, {"SPEAR_IDLE_TIMEOUT", "ten"},
+		{"SPEAR_IDLE_TIMEOUT", "NaN"}, {"SPEAR_IDLE_TIMEOUT", "Inf"}, {"SPEAR_IDLE_TIMEOUT", "10s"},
+		{"SPEAR_IDLE_TIMEOUT", "9999999"}, {"SPEAR_CONFIRM_TIMEOUT", "3601"}, {"SPEAR_CONFIRM_TIMEOUT", "1m"},
+		{"SPEAR_MAX_OUTPUT", "1.5"}, {"SPEAR_MAX_OUTPUT", "0"}, {"SPEAR_MAX_OUTPUT", "64k"}, {"SPEAR_MAX_OUTPUT", "1e12"},
+		{"SPEAR_CONFINE", "of"},
+	} {
+		env := map[string]string{"HOME": "/h", c.name: c.v}
+		_, err := SettingsFrom(func(k string) string { return env[k] })
+		var se *SettingsError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.name+"=") || !strings.Contains(err.Error(), "set it to") {
+			t.Errorf("%s=%q: %v; want an error naming it and what to set", c.name, c.v, err)
+		}
+	}
+	env := map[string]string{"HOME": "/h", "SPEAR_CONFIRM_TIMEOUT": "2.5", "SPEAR_MAX_OUTPUT": "4096"}
+	s, err := SettingsFrom(func(k string) string { return env[k] })
+	if err != nil || s.ConfirmTimeout != 2500*time.Millisecond || s.MaxOutput != 4096 {
+		t.Errorf("good numbers: %+v, %v", s, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,6 +60,7 @@ var errDotDot = errors.New(`has a ".." in it, which a symbolic link before it wo
 type SettingsError struct {
 	Setting string // the file or directory, as a person names it
 	Vars    string // the variables that would settle it
+	Want    string // what a value must be, for a setting that is not a path
 	Err     error
 }
 
@@ -66,8 +68,8 @@ func (e *SettingsError) Error() string {
 	if errors.Is(e.Err, errDotDot) {
 		return fmt.Sprintf("the %s is refused: %v; set %s to the path without it", e.Setting, e.Err, e.Vars)
 	}
-	if e.Vars == "SPEAR_CONFINE" {
-		return fmt.Sprintf("the %s is wrong: %v; set SPEAR_CONFINE to on (the default) or off", e.Setting, e.Err)
+	if e.Want != "" {
+		return fmt.Sprintf("the %s is wrong: %s=%v; set it to %s, or unset it for the default", e.Setting, e.Vars, e.Err, e.Want)
 	}
 	return fmt.Sprintf("the %s has no place: %v; set %s to an absolute path", e.Setting, e.Err, e.Vars)
 }
@@ -100,7 +102,7 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 		s.Confine = false
 	default:
 		// Anything but off keeps the confinement: a typo never lowers it.
-		return s, &SettingsError{Setting: "confinement setting", Vars: "SPEAR_CONFINE", Err: fmt.Errorf("%q is neither on nor off", v)}
+		return s, &SettingsError{Setting: "confinement setting", Vars: "SPEAR_CONFINE", Want: "on (the default) or off", Err: fmt.Errorf("%q is neither on nor off", v)}
 	}
 	// A ".." after a symbolic link means one place to the kernel and
 	// another to filepath.Join, which drops it as text: the confinement
@@ -161,14 +163,30 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 			s.TurnFile = abs
 		}
 	}
-	if v, err := strconv.ParseFloat(getenv("SPEAR_CONFIRM_TIMEOUT"), 64); err == nil && v > 0 && v <= 3600 {
-		s.ConfirmTimeout = time.Duration(v * float64(time.Second))
-	}
-	if v, err := strconv.ParseFloat(getenv("SPEAR_IDLE_TIMEOUT"), 64); err == nil && v > 0 && v <= 7*24*3600 {
-		s.IdleTimeout = time.Duration(v * float64(time.Second))
-	}
-	if n, err := strconv.Atoi(getenv("SPEAR_MAX_OUTPUT")); err == nil && n > 0 {
-		s.MaxOutput = n
+	// A number that cannot be used is an error, as a typo in
+	// SPEAR_CONFINE is: never silently the default.
+	for _, n := range []struct {
+		name, setting, want string
+		max                 float64
+		whole               bool
+		set                 func(float64)
+	}{
+		{"SPEAR_CONFIRM_TIMEOUT", "confirmation time-out", "a number of seconds above 0, at most 3600", 3600, false,
+			func(v float64) { s.ConfirmTimeout = time.Duration(v * float64(time.Second)) }},
+		{"SPEAR_IDLE_TIMEOUT", "idle time-out", "a number of seconds above 0, at most 604800 (a week)", 7 * 24 * 3600, false,
+			func(v float64) { s.IdleTimeout = time.Duration(v * float64(time.Second)) }},
+		{"SPEAR_MAX_OUTPUT", "output bound", "a whole number of bytes above 0, at most 1073741824", 1 << 30, true,
+			func(v float64) { s.MaxOutput = int(v) }},
+	} {
+		raw := getenv(n.name)
+		if raw == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || !(v > 0 && v <= n.max) || (n.whole && v != math.Trunc(v)) {
+			return s, &SettingsError{Setting: n.setting, Vars: n.name, Want: n.want, Err: fmt.Errorf("%q is not %s", raw, n.want)}
+		}
+		n.set(v)
 	}
 	return s, nil
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"spear/internal/procs"
 	"spear/realshell"
 	"spear/shellparse"
@@ -289,6 +291,11 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 		fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from the shell: %v\n", err)
 		return 127
 	}
+	report, err := t.statusReporter()
+	if err != nil {
+		fmt.Fprintf(t.Stderr, "spear-term: %v\n", err)
+		return 2
+	}
 	sh, err := t.startShell(sa)
 	if err != nil {
 		fmt.Fprintf(t.Stderr, "spear-term: cannot start the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", realshell.Path(t.Getenv), err)
@@ -306,7 +313,6 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 		}
 	}()
 
-	report := t.statusReporter()
 	last := 0
 	done := make(chan struct{})
 	defer close(done)
@@ -364,10 +370,20 @@ func (sh *shell) hasExited() bool {
 // statusReporter writes each submission's exit status: as a bare number on
 // a line to the descriptor SPEAR_STATUS_FD names, else as
 // "spear-term: status N" on stderr.
-func (t *Shim) statusReporter() func(int) {
-	if fd, err := strconv.Atoi(t.Getenv("SPEAR_STATUS_FD")); err == nil && fd > 2 {
-		f := os.NewFile(uintptr(fd), "status")
-		return func(n int) { fmt.Fprintf(f, "%d\n", n) }
+// A SPEAR_STATUS_FD that names no open descriptor above 2 is an error: the
+// harness would otherwise wait for statuses that never come.
+func (t *Shim) statusReporter() (func(int), error) {
+	raw := t.Getenv("SPEAR_STATUS_FD")
+	if raw == "" {
+		return func(n int) { fmt.Fprintf(t.Stderr, "spear-term: status %d\n", n) }, nil
 	}
-	return func(n int) { fmt.Fprintf(t.Stderr, "spear-term: status %d\n", n) }
+	fd, err := strconv.Atoi(raw)
+	if err != nil || fd <= 2 {
+		return nil, fmt.Errorf("SPEAR_STATUS_FD=%q is not a descriptor number above 2; set it to the descriptor the harness reads statuses from, or unset it to have them on stderr", raw)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		return nil, fmt.Errorf("SPEAR_STATUS_FD=%d names no open descriptor (%v); open it for spear-term, or unset it to have statuses on stderr", fd, err)
+	}
+	f := os.NewFile(uintptr(fd), "status")
+	return func(n int) { fmt.Fprintf(f, "%d\n", n) }, nil
 }

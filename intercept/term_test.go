@@ -140,20 +140,28 @@ func TestStatusReporter(t *testing.T) {
 	}
 	w.Close()
 	fd := strconv.Itoa(dup)
+	// A value that names no open descriptor above 2 is an error, never
+	// statuses silently sent elsewhere than the harness reads them.
+	for _, bad := range []string{"x", "2", "1", "-3", "999"} {
+		tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": bad}, nil)
+		if _, err := tt.statusReporter(); err == nil || !strings.Contains(err.Error(), "SPEAR_STATUS_FD") {
+			t.Errorf("SPEAR_STATUS_FD=%q: %v, want an error naming it", bad, err)
+		}
+	}
 	cases := []struct {
 		fd     string
 		stderr string
 		pipe   bool
 	}{
 		{"", "spear-term: status 0\nspear-term: status 130\n", false},
-		{"x", "spear-term: status 0\nspear-term: status 130\n", false},
-		{"2", "spear-term: status 0\nspear-term: status 130\n", false},
-		{"1", "spear-term: status 0\nspear-term: status 130\n", false},
 		{fd, "", true},
 	}
 	for _, tc := range cases {
 		tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": tc.fd}, nil)
-		report := tt.statusReporter()
+		report, err := tt.statusReporter()
+		if err != nil {
+			t.Fatal(err)
+		}
 		report(0)
 		report(130)
 		if got := tt.stderr(t); got != tc.stderr {

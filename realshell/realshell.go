@@ -55,16 +55,17 @@ func Replace(argv0 string, args, env []string, getenv func(string) string, stder
 		first = "-" + filepath.Base(shell)
 	}
 	argv, env := append([]string{first}, args...), turnshell.ChildEnv(env)
-	// Said here, the same way confined or not: under the confinement the
-	// shell is executed by the launcher, which could only say it bare.
-	if err := unix.Access(shell, unix.X_OK); err != nil {
-		fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
-		if err == unix.ENOENT {
-			return 127
-		}
-		return 126
-	}
 	if c != nil {
+		// Said here, as the exec below says it unconfined: the
+		// confinement's launcher executes the shell, and could only say
+		// it bare.
+		if err := unix.Access(shell, unix.X_OK); err != nil {
+			fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
+			if err == unix.ENOENT {
+				return 127
+			}
+			return 126
+		}
 		err := c.Exec(shell, argv, env)
 		fmt.Fprintf(stderr, "spear-term: cannot start the real shell %s confined: %v (nothing ran; SPEAR_CONFINE=off runs it unconfined, at the risk docs/security.md describes)\n", shell, err)
 		return 126
