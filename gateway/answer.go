@@ -69,6 +69,11 @@ func answerWords(ctx context.Context, g *Gateway, args []string, stdout, stderr 
 }
 
 func answerTurn(ctx context.Context, ts *TurnSession, args []string, stdout, stderr io.Writer) (int, func(), error) {
+	if args[0] == "list" || args[0] == "describe" {
+		// What invoke would find, list and describe show: a provider
+		// whose server failed since the last command is unavailable.
+		ts.catchUpFailures(ctx)
+	}
 	ts.takeNotes()
 	for _, n := range ts.Notes {
 		fmt.Fprintf(stderr, "%s: note: %s\n", outcome.Command, n)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"sort"
 	"time"
 
 	"spear/audit"
@@ -162,4 +163,31 @@ func (ts *TurnSession) list(ctx context.Context, p *deploy.Provider) ([]mcp.Tool
 func interrupted(ctx context.Context) bool {
 	var lt *ListTimeError
 	return ctx.Err() != nil && !errors.As(context.Cause(ctx), &lt)
+}
+
+// catchUpFailures marks unavailable, for the rest of the turn, every
+// provider of the family whose warm server failed in this turn since the
+// family was last read (killed between two commands, say), as invoke
+// would find it. It asks the session's host, when one runs, and starts
+// none.
+func (ts *TurnSession) catchUpFailures(ctx context.Context) {
+	s := ts.session()
+	if s == nil || ts.State.Family == nil {
+		return
+	}
+	failed, err := s.FailedIn(ctx, ts.Turn.Turn)
+	if err != nil || len(failed) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(failed))
+	for id := range failed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if ts.State.Family.UnavailableProvider(id) != nil || !ts.State.Family.HasProvider(id) {
+			continue
+		}
+		ts.markUnavailable(&outcome.Unavailable{Provider: id, Phase: "call", Reason: "failed earlier in this turn; the next turn starts it anew", Detail: failed[id]})
+	}
 }

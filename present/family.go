@@ -91,6 +91,16 @@ func (f *Family) Capability(name string) *Capability {
 	return nil
 }
 
+// HasProvider reports whether the family offers a capability of provider.
+func (f *Family) HasProvider(provider string) bool {
+	for _, c := range f.Capabilities {
+		if c.Provider == provider {
+			return true
+		}
+	}
+	return false
+}
+
 // UnavailableProvider returns why provider is unavailable, or nil.
 func (f *Family) UnavailableProvider(provider string) *outcome.Unavailable {
 	for i := range f.Unavailable {

@@ -182,6 +182,11 @@ func writeCapabilities(b *strings.Builder, f *Family, descMax int, withArgs bool
 		width = max(width, len(c.Name))
 	}
 	for _, c := range f.Capabilities {
+		// A provider that became unavailable during the turn offers
+		// nothing more: it is listed below as unavailable.
+		if f.UnavailableProvider(c.Provider) != nil {
+			continue
+		}
 		desc := OneLine(c.Description, descMax)
 		if desc == "" {
 			desc = c.Title

@@ -134,6 +134,36 @@ func (s *Session) Stop(ctx context.Context, provider string, pid int, turn, why,
 	return nil
 }
 
+// FailedIn returns the providers whose servers failed in turn, with why:
+// each is unavailable for the rest of the turn. It starts no host; with
+// none running, no server failed.
+func (s *Session) FailedIn(ctx context.Context, turn string) (map[string]string, error) {
+	addr, d, err := socketAddr(s.Dir)
+	if err != nil {
+		return nil, nil // no session directory yet: no host
+	}
+	// One try: a host that is not listening runs no server to have failed.
+	conn, err := net.DialUnix("unix", nil, addr)
+	if d != nil {
+		d.Close()
+	}
+	if err != nil {
+		return nil, nil
+	}
+	defer conn.Close()
+	rep, _, err := exchange(ctx, conn, Request{V: Version, Op: OpStatus, Turn: turn}, time.Now().Add(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	if rep.Error != nil {
+		return nil, rep.Error.Err()
+	}
+	if rep.Status == nil {
+		return nil, errors.New("the reply has no status")
+	}
+	return rep.Status.FailedInTurn, nil
+}
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()

@@ -65,7 +65,7 @@ type Host struct {
 	servers  map[string]*server // session servers, by provider
 	calls    map[*server]bool   // call servers
 	stopping map[*server]bool   // servers forgotten but not yet gone
-	failedIn map[string]string  // provider → the turn in which its server failed
+	failedIn map[string]failure // provider → the turn in which its server failed, and why
 	conns    int
 	answered int
 	panics   int
@@ -84,7 +84,7 @@ func (h *Host) setup() {
 	h.ready.Do(func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		h.servers, h.calls, h.stopping, h.failedIn = map[string]*server{}, map[*server]bool{}, map[*server]bool{}, map[string]string{}
+		h.servers, h.calls, h.stopping, h.failedIn = map[string]*server{}, map[*server]bool{}, map[*server]bool{}, map[string]failure{}
 		h.done = make(chan struct{})
 	})
 }
@@ -309,11 +309,14 @@ func (h *Host) gone(s *server) {
 	h.busy = h.now()
 }
 
+// failure is a provider's server that failed: in which turn, and why.
+type failure struct{ turn, why string }
+
 // markFailed keeps a provider whose server failed out of the rest of turn.
-func (h *Host) markFailed(provider, turn string) {
+func (h *Host) markFailed(provider, turn, why string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.failedIn[provider] = turn
+	h.failedIn[provider] = failure{turn, why}
 }
 
 // reply writes one Reply line.
@@ -362,7 +365,7 @@ func (h *Host) handle(conn *net.UnixConn) {
 		h.stopFailed(req)
 		reply(conn, Reply{OK: true})
 	case OpStatus:
-		reply(conn, Reply{OK: true, Status: h.status()})
+		reply(conn, Reply{OK: true, Status: h.status(req.Turn)})
 	case OpAnswer:
 		h.answer(conn, r, req)
 	case OpShutdown:
@@ -386,8 +389,9 @@ func (h *Host) allServers() []*server {
 	return all
 }
 
-// status says what the host runs.
-func (h *Host) status() *Status {
+// status says what the host runs, and, given a turn, which providers'
+// servers failed in it.
+func (h *Host) status(turn string) *Status {
 	all := h.allServers()
 	now := h.now()
 	st := &Status{Session: h.Session, Pid: os.Getpid(), Servers: []ServerStatus{}}
@@ -403,6 +407,14 @@ func (h *Host) status() *Status {
 	sortServers(st.Servers)
 	h.mu.Lock()
 	st.Answered, st.Panics, st.Log = h.answered, h.panics, h.Log
+	for provider, f := range h.failedIn {
+		if turn != "" && f.turn == turn {
+			if st.FailedInTurn == nil {
+				st.FailedInTurn = map[string]string{}
+			}
+			st.FailedInTurn[provider] = f.why
+		}
+	}
 	h.mu.Unlock()
 	if h.AuditFile != "" {
 		st.AuditFailures, _, _ = audit.Failures(h.AuditFile, h.Session)
@@ -423,7 +435,7 @@ func sortServers(ss []ServerStatus) {
 // stopFailed stops the server a gateway found failed, if it is still the
 // one the gateway used, and keeps the provider out of the rest of the turn.
 func (h *Host) stopFailed(req *Request) {
-	h.markFailed(req.Provider, req.Turn)
+	h.markFailed(req.Provider, req.Turn, req.Detail)
 	h.mu.Lock()
 	s := h.servers[req.Provider]
 	h.mu.Unlock()
@@ -484,7 +496,7 @@ func (h *Host) serverFor(req *Request) (*server, bool, *Failure) {
 			old = nil
 		}
 		if old == nil {
-			if turn, failed := h.failedIn[req.Provider]; failed && turn == req.Turn {
+			if f, failed := h.failedIn[req.Provider]; failed && f.turn == req.Turn {
 				h.mu.Unlock()
 				return nil, false, &Failure{Kind: KindFailed, Message: "the server of " + req.Provider + " failed earlier in this turn"}
 			}

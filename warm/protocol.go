@@ -155,6 +155,10 @@ type Status struct {
 	// Panics is how many panics the host recovered from; each is in Log,
 	// with its stack.
 	Panics int `json:"panics"`
+	// FailedInTurn, for a status request that names a turn, is every
+	// provider whose server failed in that turn, with why: each stays
+	// unavailable for the rest of the turn.
+	FailedInTurn map[string]string `json:"failed_in_turn,omitempty"`
 	// Log is the host's log, in the session's state directory: its
 	// recovered panics and whatever it wrote to its stderr.
 	Log string `json:"log,omitempty"`
@@ -331,7 +335,11 @@ func DecodeRequest(line []byte) (*Request, error) {
 				return nil, fmt.Errorf("request: answer: %q is not NAME=VALUE", kv)
 			}
 		}
-	case OpStatus, OpShutdown:
+	case OpStatus:
+		if r.Turn != "" && !validTurn(r.Turn) {
+			return nil, fmt.Errorf("request: %q is not a turn id", r.Turn)
+		}
+	case OpShutdown:
 	default:
 		return nil, fmt.Errorf("request: %q is not an operation; known are open, stop, status, shutdown, answer", r.Op)
 	}

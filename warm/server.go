@@ -333,7 +333,7 @@ func (s *server) failed(err error) {
 	why := err.Error()
 	select {
 	case <-s.ready:
-		s.h.markFailed(s.provider, turn)
+		s.h.markFailed(s.provider, turn, why)
 		s.stop(WhyFailed, why)
 	default:
 		// Still starting: the open that started it says why, and a
