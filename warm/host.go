@@ -51,6 +51,11 @@ type Host struct {
 	// Answer answers invocations (hostwire.OpAnswer); nil means the host
 	// answers none, and its clients answer them themselves.
 	Answer Answerer
+	// Reachable, when set, is asked at each of the janitor's ticks whether
+	// clients can still reach the host; once it says no (its socket or
+	// the session's directory was removed), the host shuts down with
+	// WhyStateRemoved.
+	Reachable func() bool
 	// Log is where the host writes what it recovered from (a panic in
 	// Answer, with its stack); empty writes it nowhere, but it is still
 	// counted in Status.
@@ -183,7 +188,10 @@ func (h *Host) closeListener() {
 		}
 		return
 	}
-	if addr, ok := ln.Addr().(*net.UnixAddr); ok && addr.Name != "" {
+	// A socket that is no longer this host's (its directory removed and
+	// made anew, another host's socket there) is left alone.
+	ln.SetUnlinkOnClose(false)
+	if addr, ok := ln.Addr().(*net.UnixAddr); ok && addr.Name != "" && (h.Reachable == nil || h.Reachable()) {
 		os.Remove(addr.Name)
 	}
 	ln.Close()
@@ -267,7 +275,12 @@ func (h *Host) janitor() {
 			h.busy = now
 		}
 		quiet := now.Sub(h.busy) >= linger && !h.closing
+		closing := h.closing
 		h.mu.Unlock()
+		if h.Reachable != nil && !closing && !h.Reachable() {
+			go h.Shutdown(WhyStateRemoved)
+			continue
+		}
 		for _, s := range idle {
 			go s.stop(WhyIdle, "")
 		}

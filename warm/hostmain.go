@@ -69,7 +69,8 @@ func HostMain(args []string, answer Answerer) int {
 		syscall.Dup3(int(f.Fd()), 2, 0)
 		f.Close()
 	}
-	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), Answer: answer, Log: log, OnClose: func() { lock.Close() }}
+	h := &Host{Session: *session, AuditFile: *auditFile, Idle: *idle, Linger: min(DefaultLinger, *idle), Answer: answer, Log: log, OnClose: func() { lock.Close() },
+		Reachable: socketStays(filepath.Join(*dir, SocketName))}
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
@@ -79,6 +80,20 @@ func HostMain(args []string, answer Answerer) int {
 	}()
 	h.Serve(ln)
 	return 0
+}
+
+// socketStays returns a check that the socket at path is still the one
+// there now: the same file, not removed with the session's directory nor
+// replaced. A host nothing can reach any more has nothing left to do.
+func socketStays(path string) func() bool {
+	var first syscall.Stat_t
+	if err := syscall.Stat(path, &first); err != nil {
+		return nil
+	}
+	return func() bool {
+		var now syscall.Stat_t
+		return syscall.Stat(path, &now) == nil && now.Dev == first.Dev && now.Ino == first.Ino
+	}
 }
 
 // heldLock returns the session's lock on descriptor 3, checking that it is

@@ -43,6 +43,10 @@ const (
 	WhyRegistryChanged = "registry changed"
 	WhyFailed          = "failed"
 	WhyCallDone        = "call done"
+	// WhyStateRemoved: the session's state directory, or its socket, was
+	// removed (a harness deleted a task's state): nothing can reach the
+	// host any more, so it stops its servers and exits.
+	WhyStateRemoved = "state removed"
 )
 
 // Lifetimes a Request's entry names, as the registry spells them.
