@@ -25,8 +25,9 @@ test: interop-deps ## run every test with the race detector (installs what the t
 test-short: ## run the tests without the race detector or the npm peers
 	$(GO) test -count=1 ./...
 
-bench: interop-deps ## run the benchmarks
+bench: interop-deps ## run the benchmarks, then the load test at full size (32 sessions, 1,000 invocations)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	SPEAR_LOAD=full $(GO) test -run '^TestLoad$$' -count=1 -v .
 
 demo: build ## run the bundled notes server through spear-term, as a turn would
 	bash examples/demo/run.sh

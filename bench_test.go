@@ -23,7 +23,7 @@ var (
 
 // realBinaries builds spear-term, spear-capability and notes-server once,
 // as users run them (not the test binary standing in for them).
-func realBinaries(b *testing.B) string {
+func realBinaries(b testing.TB) string {
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "spear-bench-")
 		if buildErr != nil {
