@@ -47,7 +47,6 @@ func supervise(pl *plan, path string, argv []string) int {
 	// Until now, a starter that died killed the launcher outright: the
 	// signal's default action ends a process, and the parent-death signal
 	// was checked for a dead parent before the launcher was executed.
-	term := terminalOf(0)
 	var pid int
 	err := onOwnThread(func() error {
 		if err := confineThread(pl); err != nil {
@@ -74,7 +73,7 @@ func supervise(pl *plan, path string, argv []string) int {
 			procs.KillBelow(killTreeFor)
 			return 128 + int(syscall.SIGKILL)
 		case syscall.SIGINT, syscall.SIGQUIT:
-			if term != nil && inForeground(term) {
+			if inTerminalForeground() {
 				continue // the terminal sent it to the command too
 			}
 			syscall.Kill(pid, sig.(syscall.Signal))
@@ -125,22 +124,15 @@ func letGoOfFiles() {
 	}
 }
 
-// terminalOf returns a descriptor of the terminal on fd, kept for asking
-// whose foreground it is, or nil when fd is not a terminal.
-func terminalOf(fd int) *os.File {
-	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
-		return nil
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+// inTerminalForeground reports whether this process's group is the
+// foreground process group of its controlling terminal, where the
+// terminal's interrupt and quit keys reach every process in the group.
+func inTerminalForeground() bool {
+	tty, err := os.Open("/dev/tty")
 	if err != nil {
-		return nil
+		return false // no controlling terminal
 	}
-	return os.NewFile(uintptr(dup), "terminal")
-}
-
-// inForeground reports whether this process's group is the foreground
-// process group of the terminal t.
-func inForeground(t *os.File) bool {
-	pgrp, err := unix.IoctlGetInt(int(t.Fd()), unix.TIOCGPGRP)
+	defer tty.Close()
+	pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
 }
