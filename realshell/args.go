@@ -14,6 +14,9 @@ type Args struct {
 	ReadStdin bool
 	// Interactive is true for -i.
 	Interactive bool
+	// NoExec is true for -n or -o noexec (the last of them and their +
+	// forms counts): bash then only reads the commands, and runs none.
+	NoExec bool
 	// Options are the option words before the command string or script,
 	// without -c, -i and -s, for starting a persistent shell.
 	Options []string
@@ -56,11 +59,17 @@ func ParseArgs(args []string) Args {
 				sa.Interactive = true
 			case 's':
 				sa.ReadStdin = true
+			case 'n':
+				sa.NoExec = a[0] == '-'
+				kept = append(kept, byte(c))
 			case 'o', 'O':
 				kept = append(kept, byte(c))
 				if i+1 < len(args) {
 					i++
 					takes = append(takes, args[i])
+					if c == 'o' && args[i] == "noexec" {
+						sa.NoExec = a[0] == '-'
+					}
 				}
 			default:
 				kept = append(kept, byte(c))

@@ -52,3 +52,17 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestParseArgsNoExec: -n and -o noexec make bash only read, the last of
+// them and their + forms counting.
+func TestParseArgsNoExec(t *testing.T) {
+	for args, want := range map[string]bool{
+		"-n": true, "-nc ls": true, "-n -c ls": true, "-o noexec": true, "-eo noexec -c ls": true,
+		"-n +n": false, "-o noexec +o noexec": false, "+n": false, "-c ls": false, "-o pipefail": false,
+		"-c -n": true, "-": false, "-l -n script.sh": true,
+	} {
+		if got := ParseArgs(strings.Fields(args)).NoExec; got != want {
+			t.Errorf("%q: NoExec %v, want %v", args, got, want)
+		}
+	}
+}

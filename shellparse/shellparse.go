@@ -213,6 +213,12 @@ var shells = map[string]bool{
 	"mksh": true, "ash": true, "fish": true, "source": true, ".": true,
 }
 
+// shellPrograms are the shells a wrapper can start (eval, source and .
+// are builtins, which no wrapper runs).
+var shellPrograms = map[string]bool{
+	"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
+}
+
 func baseName(s string) string {
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		return s[i+1:]
@@ -241,9 +247,21 @@ func (a *analysis) find(f *syntax.File) {
 			case why != "" && a.mayBeName(word):
 				a.sites = append(a.sites, site{kind: dynamic, call: n, pos: word.Pos()})
 			case why == "" && wrappers[baseName(val)]:
-				for _, arg := range n.Args[1:] {
-					if v, w := literal(arg); (w == "" && isName(v)) || (w != "" && a.spellsName(arg)) {
+				for i, arg := range n.Args[1:] {
+					v, w := literal(arg)
+					if (w == "" && isName(v)) || (w != "" && a.spellsName(arg)) {
 						a.sites = append(a.sites, site{kind: wrapped, call: n, pos: arg.Pos(), wrapper: val})
+						break
+					}
+					// exec bash -c '…', env X=1 sh -c '…', timeout 5
+					// bash -c '…': the shell's text is a command
+					// position too.
+					if w == "" && shellPrograms[baseName(v)] {
+						before := len(a.sites)
+						a.findInShellText(&syntax.CallExpr{Args: n.Args[1+i:]}, v)
+						for j := before; j < len(a.sites); j++ {
+							a.sites[j].call, a.sites[j].wrapper = n, val+" "+v
+						}
 						break
 					}
 				}

@@ -31,6 +31,11 @@ func Main() int {
 	}
 	sa := realshell.ParseArgs(args)
 	mode, rest := handoff.Shell, append([]string{os.Args[0]}, args...)
+	if sa.NoExec {
+		// bash -n (or -o noexec) only reads: nothing is run, so nothing
+		// is answered, and the shell gets it all as given, stdin too.
+		return replace(args)
+	}
 	if sa.HasCommand || sa.Script {
 		v := shellparse.Verdict{Kind: shellparse.Ordinary}
 		if sa.HasCommand {
@@ -40,9 +45,7 @@ func Main() int {
 		case shellparse.Ordinary:
 			// bash FILE reads its commands from the file; its own
 			// spear-capability commands meet the confinement and refuse.
-			s, err := deploy.SettingsFrom(os.Getenv)
-			c := realshell.NewConfiner(s, err)
-			return realshell.Replace(os.Args[0], args, os.Environ(), os.Getenv, os.Stderr, c, syscall.Exec)
+			return replace(args)
 		case shellparse.Invocation:
 			// The session process answers, when it can; spear-capability
 			// otherwise.
@@ -55,4 +58,12 @@ func Main() int {
 	err := handoff.Exec(mode, rest, os.Environ())
 	fmt.Fprintf(os.Stderr, "spear-term: cannot answer this submission: %v\n", err)
 	return 127
+}
+
+// replace hands the command line to the real shell, confined as the
+// settings say.
+func replace(args []string) int {
+	s, err := deploy.SettingsFrom(os.Getenv)
+	c := realshell.NewConfiner(s, err)
+	return realshell.Replace(os.Args[0], args, os.Environ(), os.Getenv, os.Stderr, c, syscall.Exec)
 }
