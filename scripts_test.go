@@ -95,6 +95,7 @@ func TestScripts(t *testing.T) {
 			"count":      countCmd,
 			"hangserver": hangserverCmd,
 			"gone":       goneCmd,
+			"ptysession": ptysessionCmd,
 		},
 	})
 }

@@ -304,27 +304,54 @@ func execThroughLauncher(p Policy, path string, argv, env []string) error {
 	}
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = inheritedFiles()
+	cmd.ExtraFiles = InheritedFiles()
+	status, err := Run(cmd)
+	if err != nil {
+		return err
+	}
+	os.Exit(<-status)
+	return nil
+}
 
+// Run starts cmd, a launcher from [Command] (or any command this process
+// waits for in its stead), passes SIGTERM and SIGHUP on to it, and SIGINT
+// and SIGQUIT too unless a terminal sent them (which sends them to the
+// command as well), and returns a channel that gives its exit status (128+n
+// for signal n) once it has ended. The calling goroutine stays locked to
+// its thread, which the launcher's parent-death signal follows: call Run
+// from the goroutine that waits for the status.
+func Run(cmd *exec.Cmd) (<-chan int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	// The launcher's parent-death signal follows this thread: it stays
-	// locked, so it lasts as long as the process.
+	// locked, so it lasts as long as the goroutine.
 	runtime.LockOSThread()
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
-		return fmt.Errorf("confine: start launcher: %w", err)
+		return nil, fmt.Errorf("confine: start launcher: %w", err)
 	}
+	done := make(chan struct{})
 	go func() {
-		for s := range sigs {
-			if (s == syscall.SIGINT || s == syscall.SIGQUIT) && inForegroundOfTerminal() {
-				continue // the terminal sent it to the whole group, the child included
+		for {
+			select {
+			case s := <-sigs:
+				if (s == syscall.SIGINT || s == syscall.SIGQUIT) && inForegroundOfTerminal() {
+					continue // the terminal sent it to the whole group, the child included
+				}
+				cmd.Process.Signal(s)
+			case <-done:
+				return
 			}
-			cmd.Process.Signal(s)
 		}
 	}()
-	os.Exit(exitStatus(cmd.Wait()))
-	return nil
+	status := make(chan int, 1)
+	go func() {
+		st := exitStatus(cmd.Wait())
+		signal.Stop(sigs)
+		close(done)
+		status <- st
+	}()
+	return status, nil
 }
 
 // exitStatus turns a Wait error into a shell-style exit status.
@@ -342,10 +369,11 @@ func exitStatus(err error) int {
 	return 125
 }
 
-// inheritedFiles returns this process's open descriptors from 3 up that are
+// InheritedFiles returns this process's open descriptors from 3 up that are
 // not close-on-exec (what an in-place exec would have passed on), each at its
-// own number: entry i is descriptor 3+i, nil where nothing is to be passed.
-func inheritedFiles() []*os.File {
+// own number, as exec.Cmd's ExtraFiles: entry i is descriptor 3+i, nil where
+// nothing is to be passed.
+func InheritedFiles() []*os.File {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return nil

@@ -117,7 +117,7 @@ func letGoOfFiles() {
 		}
 		null.Close()
 	}
-	for _, f := range inheritedFiles() {
+	for _, f := range InheritedFiles() {
 		if f != nil {
 			f.Close()
 		}

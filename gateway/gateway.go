@@ -13,6 +13,7 @@ import (
 	"spear/audit"
 	"spear/confine"
 	"spear/deploy"
+	"spear/internal/handoff"
 	"spear/mcp"
 	"spear/outcome"
 	"spear/present"
@@ -483,7 +484,14 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	}
 	// The call itself, recorded before it runs: what cannot be recorded
 	// does not run.
-	if err := ts.record(audit.CapabilityInvoked, audit.Fields{"capability": c.Name, "arguments": argJSON, "outcome": "started"}); err != nil {
+	started := audit.Fields{"capability": c.Name, "arguments": argJSON, "outcome": "started"}
+	// An invocation found inside a harness's wrapper: which wrapper, and
+	// the whole submission the harness sent.
+	if w := ts.g.getenv()(handoff.WrapperVar); w != "" {
+		started["wrapper"] = w
+		started["submission"] = present.Bound(ts.g.getenv()(handoff.SubmissionVar), maxSubmission)
+	}
+	if err := ts.record(audit.CapabilityInvoked, started); err != nil {
 		return nil, err
 	}
 	res, release, uerr := ts.call(ctx, c, p, regErr, argJSON)
@@ -515,6 +523,11 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	}
 	return out, nil
 }
+
+// maxSubmission bounds the submission recorded with an invocation found in
+// a harness's wrapper (a wrapper that restores a shell's environment holds
+// tens of KiB).
+const maxSubmission = 256 << 10
 
 func mustJSON(v any) []byte {
 	data, _ := json.Marshal(v)

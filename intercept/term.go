@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"spear/harness"
 	"spear/internal/procs"
 	"spear/realshell"
 	"spear/shellparse"
@@ -48,9 +49,16 @@ func (t *Shim) Run(ctx context.Context) int {
 	sa := realshell.ParseArgs(t.Args)
 	switch {
 	case sa.HasCommand:
-		v := shellparse.Classify(sa.Command)
-		if v.Kind == shellparse.Ordinary {
+		v, wrapper := harness.Classify(sa.Command)
+		switch {
+		case v.Kind == shellparse.Ordinary:
 			return t.passThrough()
+		case v.Kind == shellparse.Invocation && wrapper != nil:
+			// A harness's wrapper around an invocation: answered at its
+			// place in the wrapper (see realshell.Meet).
+			args := append([]string{}, t.Args...)
+			args[sa.CommandIndex] = wrapper.Replace(realshell.MeetingPoint)
+			return realshell.Meet(t.Argv0, args, t.Env, t.Getenv, t.Stderr, t.Confiner, func() int { return t.respond(ctx, v) })
 		}
 		return t.respond(ctx, v)
 	case sa.Script:
@@ -291,7 +299,8 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 		fmt.Fprintf(t.Stderr, "spear-term: cannot keep inherited descriptors from the shell: %v\n", err)
 		return 127
 	}
-	report, err := t.statusReporter()
+	interactive := sa.Interactive || isTerminal(t.Stdin)
+	report, err := t.statusReporter(interactive)
 	if err != nil {
 		fmt.Fprintf(t.Stderr, "spear-term: %v\n", err)
 		return 2
@@ -314,6 +323,13 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 	}()
 
 	last := 0
+	// An interactive shell shows its prompt before each submission, as
+	// bash -i does: a harness that drives a prompt waits for it.
+	prompt := func(int) {}
+	if interactive {
+		prompt = func(status int) { sh.run(promptScript(status)) }
+	}
+	prompt(0)
 	done := make(chan struct{})
 	defer close(done)
 	subs := readSubmissions(t.Stdin, newBashChecker(realshell.Path(t.Getenv)), done)
@@ -334,7 +350,13 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 		if !more {
 			break
 		}
+		if interactive {
+			// C-l clears a terminal's screen; a harness sends it before
+			// a command, and bash -i's line editor takes it so.
+			src = strings.TrimLeft(src, "\f")
+		}
 		if strings.TrimSpace(src) == "" {
+			prompt(last)
 			continue
 		}
 		v := shellparse.Classify(src)
@@ -342,6 +364,7 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 			last = t.Interceptor.Respond(ctx, v, t.Stdout, t.Stderr)
 			sh.run("__spear_return " + strconv.Itoa(last)) // so $? says it
 			report(last)
+			prompt(last)
 			continue
 		}
 		status, alive := sh.run(src)
@@ -352,9 +375,31 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 		}
 		last = status
 		report(last)
+		prompt(last)
 	}
 	sh.wait()
 	return last
+}
+
+// promptScript is what an interactive shell runs after a submission whose
+// status was status: PROMPT_COMMAND (each of its elements, when it is an
+// array) with $? the submission's status, then the prompt, PS1 expanded as
+// bash expands it (bash's own default when PS1 is unset), and $? left as
+// it was for the next submission.
+func promptScript(status int) string {
+	n := strconv.Itoa(status)
+	return "for __spear_pc in \"${PROMPT_COMMAND[@]}\"; do __spear_return " + n + "; builtin eval \"$__spear_pc\"; done; unset __spear_pc\n" +
+		"__spear_ps1=${PS1-'\\s-\\v\\$ '}; builtin printf '%s' \"${__spear_ps1@P}\"; unset __spear_ps1; __spear_return " + n
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // hasExited reports whether the shell has exited.
@@ -372,8 +417,14 @@ func (sh *shell) hasExited() bool {
 // "spear-term: status N" on stderr.
 // A SPEAR_STATUS_FD that names no open descriptor above 2 is an error: the
 // harness would otherwise wait for statuses that never come.
-func (t *Shim) statusReporter() (func(int), error) {
+//
+// An interactive shell (a harness driving a prompt) reports statuses only
+// to SPEAR_STATUS_FD: a line on its terminal would be read as output.
+func (t *Shim) statusReporter(interactive bool) (func(int), error) {
 	raw := t.Getenv("SPEAR_STATUS_FD")
+	if raw == "" && interactive {
+		return func(int) {}, nil
+	}
 	if raw == "" {
 		return func(n int) { fmt.Fprintf(t.Stderr, "spear-term: status %d\n", n) }, nil
 	}

@@ -144,7 +144,7 @@ func TestStatusReporter(t *testing.T) {
 	// statuses silently sent elsewhere than the harness reads them.
 	for _, bad := range []string{"x", "2", "1", "-3", "999"} {
 		tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": bad}, nil)
-		if _, err := tt.statusReporter(); err == nil || !strings.Contains(err.Error(), "SPEAR_STATUS_FD") {
+		if _, err := tt.statusReporter(false); err == nil || !strings.Contains(err.Error(), "SPEAR_STATUS_FD") {
 			t.Errorf("SPEAR_STATUS_FD=%q: %v, want an error naming it", bad, err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestStatusReporter(t *testing.T) {
 	}
 	for _, tc := range cases {
 		tt := newTestTerm(t, nil, map[string]string{"SPEAR_STATUS_FD": tc.fd}, nil)
-		report, err := tt.statusReporter()
+		report, err := tt.statusReporter(false)
 		if err != nil {
 			t.Fatal(err)
 		}

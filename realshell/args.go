@@ -4,9 +4,11 @@ import "strings"
 
 // Args is a bash command line as spear-term received it.
 type Args struct {
-	// Command is the -c command string, when HasCommand.
-	Command    string
-	HasCommand bool
+	// Command is the -c command string, when HasCommand, and
+	// CommandIndex where it stands among the arguments (-1: none).
+	Command      string
+	CommandIndex int
+	HasCommand   bool
 	// Script is true when a script file holds the commands: then
 	// spear-term is not the one to read them.
 	Script bool
@@ -30,7 +32,7 @@ type Args struct {
 // forms) taking an argument, and -- ending the options. With -c, the first
 // word that is not an option is the command string.
 func ParseArgs(args []string) Args {
-	var sa Args
+	sa := Args{CommandIndex: -1}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -84,7 +86,7 @@ func ParseArgs(args []string) Args {
 	switch {
 	case sa.HasCommand:
 		if len(rest) > 0 {
-			sa.Command, rest = rest[0], rest[1:]
+			sa.Command, sa.CommandIndex, rest = rest[0], i, rest[1:]
 		}
 	case len(rest) > 0 && !sa.ReadStdin:
 		sa.Script = true // bash FILE: the file holds the commands

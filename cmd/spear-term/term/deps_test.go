@@ -19,6 +19,7 @@ var passThroughPackages = map[string]bool{
 	"spear/confine":             true,
 	"spear/deploy":              true,
 	"spear/entry":               true,
+	"spear/harness":             true,
 	"spear/internal/hostwire":   true,
 	"spear/internal/lineread":   true,
 	"spear/internal/handoff":    true,

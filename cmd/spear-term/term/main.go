@@ -15,6 +15,7 @@ import (
 	"spear/confine"
 	"spear/deploy"
 	"spear/entry"
+	"spear/harness"
 	"spear/internal/handoff"
 	"spear/realshell"
 	"spear/shellparse"
@@ -38,15 +39,18 @@ func Main() int {
 	}
 	if sa.HasCommand || sa.Script {
 		v := shellparse.Verdict{Kind: shellparse.Ordinary}
+		var wrapper *harness.Match
 		if sa.HasCommand {
-			v = shellparse.Classify(sa.Command)
+			v, wrapper = harness.Classify(sa.Command)
 		}
-		switch v.Kind {
-		case shellparse.Ordinary:
+		switch {
+		case v.Kind == shellparse.Ordinary:
 			// bash FILE reads its commands from the file; its own
 			// spear-capability commands meet the confinement and refuse.
 			return replace(args)
-		case shellparse.Invocation:
+		case v.Kind == shellparse.Invocation && wrapper != nil:
+			return meet(args, sa, wrapper, v)
+		case v.Kind == shellparse.Invocation:
 			// The session process answers, when it can; spear-capability
 			// otherwise.
 			if status, answered := entry.Answer(v.Args, os.Getenv, os.Environ(), os.Stdout, os.Stderr); answered {
@@ -66,4 +70,37 @@ func replace(args []string) int {
 	s, err := deploy.SettingsFrom(os.Getenv)
 	c := realshell.NewConfiner(s, err)
 	return realshell.Replace(os.Args[0], args, os.Environ(), os.Getenv, os.Stderr, c, syscall.Exec)
+}
+
+// meet runs a harness's wrapper around an invocation in the wrapper's
+// order: the real shell runs it, confined, with a meeting point in the
+// invocation's place, and the invocation is answered when the shell gets
+// there, its exit status the shell's $? from then on (realshell.Meet).
+func meet(args []string, sa realshell.Args, m *harness.Match, v shellparse.Verdict) int {
+	s, err := deploy.SettingsFrom(os.Getenv)
+	c := realshell.NewConfiner(s, err)
+	shellArgs := append([]string{}, args...)
+	shellArgs[sa.CommandIndex] = m.Replace(realshell.MeetingPoint)
+	env := append(os.Environ(), handoff.WrapperVar+"="+m.Wrapper.Name, handoff.SubmissionVar+"="+sa.Command)
+	getenv := func(k string) string {
+		switch k {
+		case handoff.WrapperVar:
+			return m.Wrapper.Name
+		case handoff.SubmissionVar:
+			return sa.Command
+		}
+		return os.Getenv(k)
+	}
+	answer := func() int {
+		if status, answered := entry.Answer(v.Args, getenv, env, os.Stdout, os.Stderr); answered {
+			return status
+		}
+		status, err := handoff.Run(handoff.Answer, v.Args, env)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "spear-term: cannot answer this submission: %v\n", err)
+			return 127
+		}
+		return status
+	}
+	return realshell.Meet(os.Args[0], shellArgs, os.Environ(), os.Getenv, os.Stderr, c, answer)
 }
