@@ -40,10 +40,11 @@ type Wrapper struct {
 	Captured string
 	// Template is the wrapper, with {{CMD}} where the model's text
 	// stands, {{PATH}} for a file name of the harness's own (an absolute
-	// path of letters, digits and _.-/ only) and {{N}} for a number.
+	// path of letters, digits and _.-/@+ only) and {{N}} for a number.
 	Template string
 	hold     holding
 	re       *regexp.Regexp
+	prefix   string // the template's text before its first placeholder
 }
 
 // Match is a submission found to be a known wrapper.
@@ -79,7 +80,7 @@ func (m *Match) Replace(text string) string {
 // pieces of a template, as regular expressions.
 const (
 	quotedWord = `'(?:[^']|'\\''|'"'"')*'`
-	pathRE     = `/[A-Za-z0-9_./-]+`
+	pathRE     = `/[A-Za-z0-9_./@+-]+`
 	numberRE   = `[0-9]+`
 )
 
@@ -88,6 +89,7 @@ func (w *Wrapper) compile() {
 	var b strings.Builder
 	b.WriteString(`\A`)
 	rest := w.Template
+	w.prefix, _, _ = strings.Cut(rest, "{{")
 	for rest != "" {
 		i := strings.Index(rest, "{{")
 		if i < 0 {
@@ -120,6 +122,11 @@ func (w *Wrapper) compile() {
 }
 
 func (w *Wrapper) match(src string) *Match {
+	// Most submissions are no wrapper: the literal start says so at once,
+	// before the expression runs.
+	if !strings.HasPrefix(src, w.prefix) {
+		return nil
+	}
 	loc := w.re.FindStringSubmatchIndex(src)
 	if loc == nil {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"spear/harness"
+	"spear/internal/handoff"
 	"spear/internal/procs"
 	"spear/realshell"
 	"spear/shellparse"
@@ -54,11 +55,7 @@ func (t *Shim) Run(ctx context.Context) int {
 		case v.Kind == shellparse.Ordinary:
 			return t.passThrough()
 		case v.Kind == shellparse.Invocation && wrapper != nil:
-			// A harness's wrapper around an invocation: answered at its
-			// place in the wrapper (see realshell.Meet).
-			args := append([]string{}, t.Args...)
-			args[sa.CommandIndex] = wrapper.Replace(realshell.MeetingPoint)
-			return realshell.Meet(t.Argv0, args, t.Env, t.Getenv, t.Stderr, t.Confiner, func() int { return t.respond(ctx, v) })
+			return t.meet(ctx, sa, wrapper, v)
 		}
 		return t.respond(ctx, v)
 	case sa.Script:
@@ -68,6 +65,24 @@ func (t *Shim) Run(ctx context.Context) int {
 	default:
 		return t.stream(ctx, sa)
 	}
+}
+
+// meet runs a harness's wrapper around an invocation in the wrapper's
+// order: the real shell runs it, confined, with a meeting point in the
+// invocation's place, and the invocation is answered when the shell gets
+// there, its exit status the shell's $? from then on (realshell.Meet). The
+// answer's audit records name the wrapper and hold the whole submission.
+func (t *Shim) meet(ctx context.Context, sa realshell.Args, m *harness.Match, v shellparse.Verdict) int {
+	args := append([]string{}, t.Args...)
+	args[sa.CommandIndex] = m.Replace(realshell.MeetingPoint)
+	answer := func() int {
+		os.Setenv(handoff.WrapperVar, m.Wrapper.Name)
+		os.Setenv(handoff.SubmissionVar, sa.Command)
+		defer os.Unsetenv(handoff.WrapperVar)
+		defer os.Unsetenv(handoff.SubmissionVar)
+		return t.respond(ctx, v)
+	}
+	return realshell.Meet(t.Argv0, args, t.Env, t.Getenv, t.Stderr, t.Confiner, answer)
 }
 
 // Answer answers one invocation, given its words after the command name,

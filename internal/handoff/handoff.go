@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 )
@@ -101,34 +100,6 @@ const (
 	WrapperVar    = "SPEAR_TERM_WRAPPER"
 	SubmissionVar = "SPEAR_TERM_SUBMISSION"
 )
-
-// Run runs the entry point in mode, given args and env, as a child with
-// this process's standard files, and returns its exit status (128+n for
-// signal n), or an error that says what to do when it could not be run.
-func Run(mode string, args, env []string) (int, error) {
-	path, err := Path()
-	if err != nil {
-		return 0, err
-	}
-	cmd := exec.Command(path, append([]string{Arg, mode}, args...)...)
-	cmd.Args[0] = path
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
-	case errors.Is(err, fs.ErrNotExist):
-		return 0, fmt.Errorf("the gateway's entry point %s is missing; spear-term needs %s installed beside it (make install puts both in place)", path, Binary)
-	}
-	return 0, fmt.Errorf("cannot run the gateway's entry point %s: %w", path, err)
-}
 
 // Exec replaces the process with the entry point in mode, given args and
 // env. It returns only when that could not be done, with an error that

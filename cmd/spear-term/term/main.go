@@ -49,7 +49,9 @@ func Main() int {
 			// spear-capability commands meet the confinement and refuse.
 			return replace(args)
 		case v.Kind == shellparse.Invocation && wrapper != nil:
-			return meet(args, sa, wrapper, v)
+			// A harness's wrapper around an invocation: the gateway's
+			// entry point runs the wrapper and answers the invocation at
+			// its place (realshell.Meet), with the gateway in process.
 		case v.Kind == shellparse.Invocation:
 			// The session process answers, when it can; spear-capability
 			// otherwise.
@@ -70,37 +72,4 @@ func replace(args []string) int {
 	s, err := deploy.SettingsFrom(os.Getenv)
 	c := realshell.NewConfiner(s, err)
 	return realshell.Replace(os.Args[0], args, os.Environ(), os.Getenv, os.Stderr, c, syscall.Exec)
-}
-
-// meet runs a harness's wrapper around an invocation in the wrapper's
-// order: the real shell runs it, confined, with a meeting point in the
-// invocation's place, and the invocation is answered when the shell gets
-// there, its exit status the shell's $? from then on (realshell.Meet).
-func meet(args []string, sa realshell.Args, m *harness.Match, v shellparse.Verdict) int {
-	s, err := deploy.SettingsFrom(os.Getenv)
-	c := realshell.NewConfiner(s, err)
-	shellArgs := append([]string{}, args...)
-	shellArgs[sa.CommandIndex] = m.Replace(realshell.MeetingPoint)
-	env := append(os.Environ(), handoff.WrapperVar+"="+m.Wrapper.Name, handoff.SubmissionVar+"="+sa.Command)
-	getenv := func(k string) string {
-		switch k {
-		case handoff.WrapperVar:
-			return m.Wrapper.Name
-		case handoff.SubmissionVar:
-			return sa.Command
-		}
-		return os.Getenv(k)
-	}
-	answer := func() int {
-		if status, answered := entry.Answer(v.Args, getenv, env, os.Stdout, os.Stderr); answered {
-			return status
-		}
-		status, err := handoff.Run(handoff.Answer, v.Args, env)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "spear-term: cannot answer this submission: %v\n", err)
-			return 127
-		}
-		return status
-	}
-	return realshell.Meet(os.Args[0], shellArgs, os.Environ(), os.Getenv, os.Stderr, c, answer)
 }
