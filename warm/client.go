@@ -151,17 +151,11 @@ func (s *Session) FailedIn(ctx context.Context, turn string) (map[string]string,
 		return nil, nil
 	}
 	defer conn.Close()
-	rep, _, err := exchange(ctx, conn, Request{V: Version, Op: OpStatus, Turn: turn}, time.Now().Add(time.Second))
+	st, err := statusOf(ctx, conn, Request{V: Version, Op: OpStatus, Turn: turn}, time.Second)
 	if err != nil {
 		return nil, err
 	}
-	if rep.Error != nil {
-		return nil, rep.Error.Err()
-	}
-	if rep.Status == nil {
-		return nil, errors.New("the reply has no status")
-	}
-	return rep.Status.FailedInTurn, nil
+	return st.FailedInTurn, nil
 }
 
 func isTimeout(err error) bool {
@@ -430,7 +424,12 @@ func ask(ctx context.Context, dir, op string, timeout time.Duration) (*Status, e
 		return nil, err
 	}
 	defer conn.Close()
-	rep, _, err := exchange(ctx, conn, Request{V: Version, Op: op}, time.Now().Add(timeout))
+	return statusOf(ctx, conn, Request{V: Version, Op: op}, timeout)
+}
+
+// statusOf sends req on conn and returns the status the host replies with.
+func statusOf(ctx context.Context, conn net.Conn, req Request, timeout time.Duration) (*Status, error) {
+	rep, _, err := exchange(ctx, conn, req, time.Now().Add(timeout))
 	if err != nil {
 		return nil, err
 	}
