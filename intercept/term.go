@@ -343,6 +343,11 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 	prompt := func(int) {}
 	if interactive {
 		prompt = func(status int) { sh.run(promptScript(status)) }
+		// bash drops PS1 from the environment of a shell that is not
+		// interactive; the persistent shell is not, so it is set again.
+		if ps1, ok := lookupEnv(t.Env, "PS1"); ok {
+			sh.run("PS1=" + shellparse.Quote(ps1))
+		}
 	}
 	prompt(0)
 	done := make(chan struct{})
@@ -405,6 +410,16 @@ func promptScript(status int) string {
 	n := strconv.Itoa(status)
 	return "for __spear_pc in \"${PROMPT_COMMAND[@]}\"; do __spear_return " + n + "; builtin eval \"$__spear_pc\"; done; unset __spear_pc\n" +
 		"__spear_ps1=${PS1-'\\s-\\v\\$ '}; builtin printf '%s' \"${__spear_ps1@P}\"; unset __spear_ps1; __spear_return " + n
+}
+
+// lookupEnv finds key in env, a list of KEY=VALUE.
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // isTerminal reports whether r is a terminal.
