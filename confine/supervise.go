@@ -15,10 +15,6 @@ import (
 // or the stream-mode gateway) has died.
 const starterGone = syscall.SIGUSR2
 
-// killTreeFor bounds how long the launcher keeps killing what is left of
-// the command's tree once its starter has died.
-const killTreeFor = 5 * time.Second
-
 // supervise is the launcher outside a confinement. It makes itself
 // undumpable and a child subreaper, confines a thread of its own (pl) and
 // starts the command from that thread, which then ends, so that no thread
@@ -42,8 +38,17 @@ func supervise(pl *plan, path string, argv []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return launchFailed(err)
 	}
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, starterGone)
+	// Each kind of signal has a channel of its own: package signal drops
+	// what a full channel cannot take, and a turn whose orphans end fast
+	// enough would fill a shared one with SIGCHLD and have the starter's
+	// death dropped. One pending signal of each kind is all that counts.
+	gone := make(chan os.Signal, 1)
+	signal.Notify(gone, starterGone)
+	children := make(chan os.Signal, 1)
+	signal.Notify(children, syscall.SIGCHLD)
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT)
+	starter := os.Getppid()
 	// Until now, a starter that died killed the launcher outright: the
 	// signal's default action ends a process, and the parent-death signal
 	// was checked for a dead parent before the launcher was executed.
@@ -63,24 +68,38 @@ func supervise(pl *plan, path string, argv []string) int {
 		return launchFailed(err)
 	}
 	letGoOfFiles()
+	// The starter's death is also seen as this process being handed to
+	// another parent, whatever became of the signal.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
-		switch sig := <-sigs; sig {
-		case syscall.SIGCHLD:
+		select {
+		case <-gone:
+			return killTree()
+		case <-tick.C:
+			if os.Getppid() != starter {
+				return killTree()
+			}
+		case <-children:
 			if status, ended := reapAll(pid); ended {
 				return status
 			}
-		case starterGone:
-			procs.KillBelow(killTreeFor)
-			return 128 + int(syscall.SIGKILL)
-		case syscall.SIGINT, syscall.SIGQUIT:
-			if inTerminalForeground() {
+		case sig := <-sigs:
+			if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && inTerminalForeground() {
 				continue // the terminal sent it to the command too
 			}
 			syscall.Kill(pid, sig.(syscall.Signal))
-		default:
-			syscall.Kill(pid, sig.(syscall.Signal))
 		}
 	}
+}
+
+// killTree kills the command and everything below the launcher, for as
+// long as anything is left there: the launcher has no other job once its
+// starter is gone, and a tree that forks fast is outlasted, not given up
+// on.
+func killTree() int {
+	procs.KillBelow(0)
+	return 128 + int(syscall.SIGKILL)
 }
 
 // reapAll reaps every child that has ended; once the command (pid) is

@@ -428,6 +428,12 @@ func (o *Outcome) Release() {
 func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *Outcome, err error) {
 	start := time.Now()
 	fields := audit.Fields{"capability": present.OneLine(name, 200)}
+	// An invocation found inside a harness's wrapper: every record of it
+	// names the wrapper; its start holds the whole submission too.
+	wrapper := ts.g.getenv()(handoff.WrapperVar)
+	if wrapper != "" {
+		fields["wrapper"] = wrapper
+	}
 	stopped := false
 	defer func() {
 		if err == nil || stopped || errors.Is(err, ErrHandBack) {
@@ -487,8 +493,8 @@ func (ts *TurnSession) Invoke(ctx context.Context, name, argText string) (out *O
 	started := audit.Fields{"capability": c.Name, "arguments": argJSON, "outcome": "started"}
 	// An invocation found inside a harness's wrapper: which wrapper, and
 	// the whole submission the harness sent.
-	if w := ts.g.getenv()(handoff.WrapperVar); w != "" {
-		started["wrapper"] = w
+	if wrapper != "" {
+		started["wrapper"] = wrapper
 		started["submission"] = present.Bound(ts.g.getenv()(handoff.SubmissionVar), maxSubmission)
 	}
 	if err := ts.record(audit.CapabilityInvoked, started); err != nil {

@@ -16,7 +16,12 @@ func Classify(src string) (shellparse.Verdict, *Match) {
 	if m := Find(src); m != nil {
 		v := shellparse.Classify(m.Model)
 		if v.Kind == shellparse.Refused {
-			v.Text = src
+			// The model's text is what was refused: the trail keeps it,
+			// not the wrapper's start (Codex's alone is 38 KB).
+			v.Text = m.Model
+			r := *v.Refusal
+			r.Why = fmt.Sprintf("%s (in the model's command, inside %s's wrapper %s)", r.Why, m.Wrapper.Harness, m.Wrapper.Name)
+			v.Refusal = &r
 		}
 		return v, m
 	}

@@ -75,7 +75,7 @@ func TestFind(t *testing.T) {
 func TestClassify(t *testing.T) {
 	known := "shopt -u extglob 2>/dev/null || true && eval 'touch x; spear-capability list' < /dev/null && pwd -P >| /tmp/claude-1-cwd"
 	v, m := Classify(known)
-	if v.Kind != shellparse.Refused || m == nil || v.Text != known || !strings.Contains(v.Refusal.Why, "runs other commands besides") {
+	if v.Kind != shellparse.Refused || m == nil || v.Text != "touch x; spear-capability list" || !strings.Contains(v.Refusal.Why, "runs other commands besides") || !strings.Contains(v.Refusal.Why, "inside Claude Code's wrapper claude-code-bash-login") {
 		t.Errorf("a mixed line in a known wrapper: %v %+v %v", v.Kind, v.Refusal, m)
 	}
 	v, m = Classify("shopt -u extglob 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd")

@@ -206,18 +206,24 @@ func signalDescendants(self int, sig syscall.Signal) {
 }
 
 // KillBelow kills every process below the calling one, reaping its
-// children, until none is left or for limit at most. Called by a child
-// subreaper (which every orphan of its tree is handed to), it ends the
-// whole tree, whatever sessions or process groups its processes moved to.
-// It reaps every child: the caller must have no child it still waits for.
+// children, until none is left, or for limit at most when limit is above
+// zero. Called by a child subreaper (which every orphan of its tree is
+// handed to), it ends the whole tree, whatever sessions or process groups
+// its processes moved to. It reaps every child: the caller must have no
+// child it still waits for.
 func KillBelow(limit time.Duration) {
 	self := os.Getpid()
-	for deadline := time.Now().Add(limit); ; time.Sleep(5 * time.Millisecond) {
+	deadline := time.Now().Add(limit)
+	for {
 		reapAll()
-		if !hasChildren() || time.Now().After(deadline) {
+		if !hasChildren() || limit > 0 && time.Now().After(deadline) {
 			return
 		}
 		signalDescendants(self, syscall.SIGKILL)
+		reapAll()
+		if hasChildren() {
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 
