@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // holding says how a wrapper holds the model's text.
@@ -43,8 +44,9 @@ type Wrapper struct {
 	// path of letters, digits and _.-/@+ only) and {{N}} for a number.
 	Template string
 	hold     holding
-	re       *regexp.Regexp
 	prefix   string // the template's text before its first placeholder
+	once     sync.Once
+	re       *regexp.Regexp // compiled on first use: spear-term starts for every command
 }
 
 // Match is a submission found to be a known wrapper.
@@ -89,7 +91,6 @@ func (w *Wrapper) compile() {
 	var b strings.Builder
 	b.WriteString(`\A`)
 	rest := w.Template
-	w.prefix, _, _ = strings.Cut(rest, "{{")
 	for rest != "" {
 		i := strings.Index(rest, "{{")
 		if i < 0 {
@@ -127,6 +128,7 @@ func (w *Wrapper) match(src string) *Match {
 	if !strings.HasPrefix(src, w.prefix) {
 		return nil
 	}
+	w.once.Do(w.compile)
 	loc := w.re.FindStringSubmatchIndex(src)
 	if loc == nil {
 		return nil

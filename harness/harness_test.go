@@ -109,3 +109,24 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// TestAllTemplatesCompile: every template makes a valid expression (they
+// are compiled on first use, not at start).
+func TestAllTemplatesCompile(t *testing.T) {
+	for _, w := range Known {
+		w.once.Do(w.compile)
+		if w.re == nil || w.prefix == "" {
+			t.Errorf("%s: %v %q", w.Name, w.re, w.prefix)
+		}
+	}
+}
+
+// BenchmarkFindOrdinary is what every spear-term -c pays to learn that a
+// submission is no wrapper.
+func BenchmarkFindOrdinary(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if Find("ls -la && make test") != nil {
+			b.Fatal("found a wrapper")
+		}
+	}
+}

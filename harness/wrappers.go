@@ -1,6 +1,9 @@
 package harness
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+)
 
 // codexSnapshot is Codex's wrapper once its shell snapshot is ready: it
 // saves the variables it sets itself, sources the snapshot, restores
@@ -65,9 +68,9 @@ var guesses = []struct{ marker, harness string }{
 	{"__code=$?", "Gemini CLI"},
 }
 
-// newWrapper makes a table entry and compiles its template.
+// newWrapper makes a table entry; its template is compiled when a
+// submission first starts as it does.
 func newWrapper(name, harness, version, captured string, hold holding, template string) *Wrapper {
-	w := &Wrapper{Name: name, Harness: harness, Version: version, Captured: captured, Template: template, hold: hold}
-	w.compile()
-	return w
+	prefix, _, _ := strings.Cut(template, "{{")
+	return &Wrapper{Name: name, Harness: harness, Version: version, Captured: captured, Template: template, hold: hold, prefix: prefix}
 }
