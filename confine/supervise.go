@@ -3,6 +3,7 @@ package confine
 import (
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -53,7 +54,7 @@ func supervise(pl *plan, path string, argv []string) int {
 	// signal's default action ends a process, and the parent-death signal
 	// was checked for a dead parent before the launcher was executed.
 	var pid int
-	err := onOwnThread(func() error {
+	err := offMainThread(func() error {
 		if err := confineThread(pl); err != nil {
 			return err
 		}
@@ -100,6 +101,26 @@ func supervise(pl *plan, path string, argv []string) int {
 func killTree() int {
 	procs.KillBelow(0)
 	return 128 + int(syscall.SIGKILL)
+}
+
+// offMainThread runs f as onOwnThread does, on a thread that is not the
+// process's main thread. The thread f confines ends with its goroutine, but
+// the main thread never ends: confined, it would leave the launcher in the
+// command's Landlock domain, where the command could signal it (and keep it
+// from ending the tree). When the goroutine lands on the main thread, it
+// holds it while another goroutine, which then cannot land there, runs f.
+func offMainThread(f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			errc <- offMainThread(f)
+			runtime.UnlockOSThread()
+			return
+		}
+		errc <- f()
+	}()
+	return <-errc
 }
 
 // reapAll reaps every child that has ended; once the command (pid) is
