@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"spear/confine"
 	"spear/turnshell"
 )
@@ -49,12 +47,8 @@ func Meet(argv0 string, args, env []string, getenv func(string) string, stderr i
 	if strings.HasPrefix(filepath.Base(argv0), "-") {
 		first = "-" + filepath.Base(shell)
 	}
-	if err := unix.Access(shell, unix.X_OK); err != nil {
-		fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
-		if err == unix.ENOENT {
-			return 127
-		}
-		return 126
+	if status := cannotRun(shell, stderr); status != 0 {
+		return status
 	}
 	reachedR, reachedW, err := os.Pipe()
 	if err != nil {

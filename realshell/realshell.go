@@ -59,12 +59,8 @@ func Replace(argv0 string, args, env []string, getenv func(string) string, stder
 		// Said here, as the exec below says it unconfined: the
 		// confinement's launcher executes the shell, and could only say
 		// it bare.
-		if err := unix.Access(shell, unix.X_OK); err != nil {
-			fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
-			if err == unix.ENOENT {
-				return 127
-			}
-			return 126
+		if status := cannotRun(shell, stderr); status != 0 {
+			return status
 		}
 		err := c.Exec(shell, argv, env)
 		fmt.Fprintf(stderr, "spear-term: cannot start the real shell %s confined: %v (nothing ran; SPEAR_CONFINE=off runs it unconfined, at the risk docs/security.md describes)\n", shell, err)
@@ -73,4 +69,20 @@ func Replace(argv0 string, args, env []string, getenv func(string) string, stder
 	err := exec(shell, argv, env)
 	fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
 	return 127
+}
+
+// cannotRun says on stderr why shell cannot be executed and returns the
+// status for it (127 not found, 126 otherwise), or returns 0 when it can.
+// The confinement's launcher executes the shell, and could only say it
+// bare.
+func cannotRun(shell string, stderr io.Writer) int {
+	err := unix.Access(shell, unix.X_OK)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "spear-term: cannot run the real shell %s: %v (set SPEAR_REAL_SHELL to a bash)\n", shell, err)
+	if err == unix.ENOENT {
+		return 127
+	}
+	return 126
 }
