@@ -20,6 +20,13 @@ import (
 // "PID WHAT: ok" or "PID WHAT: ERRNO". With "user" it also tries the
 // calls that reach every process of the user, with "tty" typing into a
 // terminal (TIOCSTI).
+// lowestBestEffort is the I/O priority every user may give its own
+// processes (class best-effort, level 7). Setting back the priority a
+// process already has is not: a process started with a real-time I/O
+// class, as some machines give every process, needs CAP_SYS_ADMIN to
+// keep it.
+const lowestBestEffort = 2<<13 | 7
+
 func reachMain(args []string) int {
 	name := func(err error) string {
 		var e syscall.Errno
@@ -52,10 +59,7 @@ func reachMain(args []string) int {
 			}
 			fmt.Printf("user setpriority: %s\n", name(err))
 			const ioprioWhoUser = 3
-			r, _, e := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoUser, 0, 0)
-			if e == 0 {
-				_, _, e = unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoUser, 0, r)
-			}
+			_, _, e := unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoUser, 0, lowestBestEffort)
 			fmt.Printf("user ioprio_set: %s\n", name(errnoErr(e)))
 			continue
 		}
@@ -92,10 +96,7 @@ func reachMain(args []string) int {
 		fmt.Printf("%d sched_setparam: %s\n", pid, name(errnoErr(e)))
 
 		const ioprioWhoProcess = 1
-		r, _, e := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
-		if e == 0 {
-			_, _, e = unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(pid), r)
-		}
+		_, _, e = unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(pid), lowestBestEffort)
 		fmt.Printf("%d ioprio_set: %s\n", pid, name(errnoErr(e)))
 
 		path := "/proc/self/oom_score_adj"
