@@ -192,3 +192,33 @@ func FuzzSpellings(f *testing.F) {
 		}
 	})
 }
+
+// TestHeredocsAsBash runs the table's texts that hold << in bash, with
+// spear-capability a function that says it ran: a text bash runs it in is
+// never ordinary, and an ordinary one never runs it. mvdan.cc/sh and bash
+// disagree about some of these here-documents (let x<<EOF).
+func TestHeredocsAsBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is needed to compare with")
+	}
+	dir := t.TempDir()
+	for _, r := range rows {
+		if !strings.Contains(r.src, "<<") {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		script := Name + "() { builtin echo __ran__; }\n" + r.src
+		cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C"}
+		out, _ := cmd.Output()
+		cancel()
+		ran := strings.Contains(string(out), "__ran__")
+		if v := Classify(r.src); ran && v.Kind == Ordinary {
+			t.Errorf("%q: bash runs %s, but the classifier finds it ordinary", r.src, Name)
+		} else if !ran && r.kind == Ordinary && v.Kind != Ordinary {
+			t.Errorf("%q: bash does not run %s, but the classifier finds it %s", r.src, Name, v.Kind)
+		}
+	}
+}

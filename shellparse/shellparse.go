@@ -154,7 +154,12 @@ func classify(src string, depth int) Verdict {
 	if strings.IndexByte(src, '\r') >= 0 && mentions {
 		return refuse(0, 0, `the submission holds a carriage return (\r); end its lines with a plain newline`, "")
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := parse(src)
+	if err == nil && strings.Contains(src, "<<") {
+		if alt := asBashReads(f, src); alt != "" {
+			f, err = parse(alt)
+		}
+	}
 	if err != nil {
 		if !mentions {
 			return Verdict{Kind: Ordinary}
@@ -167,6 +172,55 @@ func classify(src string, depth int) Verdict {
 		return Verdict{Kind: Ordinary}
 	}
 	return a.verdict(f)
+}
+
+func parse(src string) (*syntax.File, error) {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+}
+
+// asBashReads returns src with the keyword of every let and declaration
+// (declare, local, export, readonly, typeset) whose words hold "<<"
+// replaced by a plain command name of the same length, or "" when there is
+// none. mvdan.cc/sh reads those words as arithmetic, where << is a shift;
+// bash reads them as a simple command's words, where << starts a
+// here-document (let x<<EOF, declare a[x<<EOF]=1, whose delimiter is
+// "EOF]=1"), and the lines below are its body, not commands. Parsed again,
+// the text has bash's here-documents at the same offsets. A declaration
+// with a compound assignment (a=(1 2)) among those words no longer parses,
+// and is judged as a text that does not parse.
+func asBashReads(f *syntax.File, src string) string {
+	var b []byte
+	syntax.Walk(f, func(n syntax.Node) bool {
+		var kw, size int
+		switch n := n.(type) {
+		case *syntax.LetClause:
+			kw, size = int(n.Let.Offset()), len("let")
+		case *syntax.DeclClause:
+			kw, size = int(n.Variant.Pos().Offset()), len(n.Variant.Value)
+		default:
+			return true
+		}
+		end := int(n.End().Offset())
+		if end > len(src) || kw+size > end || !strings.Contains(src[kw:end], "<<") {
+			return true
+		}
+		if word := src[kw : kw+size]; word != "let" && !declarations[word] {
+			return true // not the keyword as written: leave it
+		}
+		if b == nil {
+			b = []byte(src)
+		}
+		for i := kw; i < kw+size; i++ {
+			b[i] = '_'
+		}
+		return true
+	})
+	return string(b)
+}
+
+// declarations are the words mvdan.cc/sh reads as a declaration.
+var declarations = map[string]bool{
+	"declare": true, "local": true, "export": true, "readonly": true, "typeset": true, "nameref": true,
 }
 
 // siteKind says how a recognised site runs the name.
