@@ -42,8 +42,10 @@ func readSubmissions(r io.Reader, chk *bashChecker, done <-chan struct{}) <-chan
 // here-document needs.
 //
 // mvdan.cc/sh finds where an ordinary line ends, at no cost. Where it wants
-// more lines, or cannot parse a line that bash may accept, bash itself is
-// asked (check), line by line, whether the text so far is complete, and
+// more lines, cannot parse a line that bash may accept, or parses a line
+// whose << bash may read as a here-document where it read none (see
+// unreadHeredoc), bash itself is asked (check), line by line, whether the
+// text so far is complete, and
 // the submission ends where bash says: a text mvdan cannot parse is one
 // submission, never one per line. Bash is not asked about a line that
 // cannot end the text: inside a here-document, one that is not its
@@ -97,7 +99,7 @@ func (s *submissions) next() (string, bool) {
 			}
 			s.restart()
 		}
-		_, err, ok := s.pull()
+		stmts, err, ok := s.pull()
 		switch {
 		case !ok:
 			// The iterator ended: at the end of input, or after an
@@ -115,16 +117,58 @@ func (s *submissions) next() (string, bool) {
 		case err != nil:
 			s.failed = true // drain: the iterator ends after an error
 		case s.failed:
-		case !s.parser.Incomplete() && !(s.check != nil && escapedNewline(s.lr.rec.String())):
+		case !s.parser.Incomplete() && !(s.check != nil && (escapedNewline(s.lr.rec.String()) || unreadHeredoc(s.lr.rec.String(), stmts))):
 			return s.lr.take(), true
 		case s.check != nil:
-			// It wants more lines, or has a line of nothing but a
-			// continuation, which bash joins to the next; bash says
+			// It wants more lines, has a line of nothing but a
+			// continuation, which bash joins to the next, or a << that
+			// may start a here-document it did not read; bash says
 			// how many.
 			s.drain()
 			return s.byBash(s.lr.take() + s.lr.rest()), true
 		}
 	}
+}
+
+// unreadHeredoc reports whether text, which mvdan.cc/sh parsed into stmts
+// and found complete, holds a << that bash may read as the start of a
+// here-document: one that is not part of a here-string (<<<) the parser
+// found. mvdan.cc/sh reads the words of let and of a declaration as
+// arithmetic, where << is a shift (let x<<EOF, declare a[x<<EOF]=1); bash
+// reads a here-document, whose body the lines below are. A text without
+// << costs a search for it.
+func unreadHeredoc(text string, stmts []*syntax.Stmt) bool {
+	if !strings.Contains(text, "<<") {
+		return false
+	}
+	strs := 0
+	for i := 0; i < len(text); {
+		if text[i] != '<' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && text[j] == '<' {
+			j++
+		}
+		switch n := j - i; {
+		case n == 3 || n == 4:
+			strs++ // <<<, or <<< and a <
+		case n >= 2:
+			return true
+		}
+		i = j
+	}
+	found := 0
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if r, ok := n.(*syntax.Redirect); ok && r.Op == syntax.WordHdoc {
+				found++
+			}
+			return true
+		})
+	}
+	return strs > found
 }
 
 // byBash extends text, which ends at the end of a line, line by line until

@@ -43,6 +43,7 @@ var submissionCases = []struct {
 	{"echo $(\nls\n)\n", []string{"echo $(\nls\n)\n"}},
 	{"for i in 1 2\ndo\n echo $i\ndone; echo x\n", []string{"for i in 1 2\ndo\n echo $i\ndone; echo x\n"}},
 	{"echo )\necho (\n", []string{"echo )\n", "echo (\n"}},
+	{"cat <<<x\ny\n", []string{"cat <<<x\n", "y\n"}},
 	{strings.Repeat("y", 200000) + "\nz\n", []string{strings.Repeat("y", 200000) + "\n", "z\n"}},
 }
 
@@ -180,6 +181,23 @@ func TestSubmissionsBash(t *testing.T) {
 		{"echo 'open\n", []string{"echo 'open\n"}, 1},
 		{"echo $((  ))", []string{"echo $((  ))"}, 0},
 		{"cat <<'EOF'\n$((  ))\nEOF\nx\n", []string{"cat <<'EOF'\n$((  ))\nEOF\n", "x\n"}, 2},
+		// mvdan.cc/sh reads a shift where bash reads a here-document:
+		// its body is never a submission of its own.
+		{"let x<<EOF\nspear-capability list\nEOF\necho after\n", []string{"let x<<EOF\nspear-capability list\nEOF\n", "echo after\n"}, 2},
+		{"let x<<-EOF\n\tspear-capability list\n\tEOF\nx\n", []string{"let x<<-EOF\n\tspear-capability list\n\tEOF\n", "x\n"}, 2},
+		{"let x<<'EOF' y\nspear-capability list\nEOF\nx\n", []string{"let x<<'EOF' y\nspear-capability list\nEOF\n", "x\n"}, 2},
+		{"true; let x<<EOF\nEOF\nx\n", []string{"true; let x<<EOF\nEOF\n", "x\n"}, 2},
+		{"echo $(let x<<EOF\nspear-capability list\nEOF\n)\nx\n", []string{"echo $(let x<<EOF\nspear-capability list\nEOF\n)\n", "x\n"}, 4},
+		{"let x<<<EOF <<EOF\nspear-capability list\nEOF\nx\n", []string{"let x<<<EOF <<EOF\nspear-capability list\nEOF\n", "x\n"}, 2},
+		{"declare a[x<<EOF]=1\nspear-capability list\nEOF\nEOF]=1\nx\n", []string{"declare a[x<<EOF]=1\nspear-capability list\nEOF\nEOF]=1\n", "x\n"}, 2},
+		{"local a[x<<EOF]\nspear-capability list\nEOF]\nx\n", []string{"local a[x<<EOF]\nspear-capability list\nEOF]\n", "x\n"}, 2},
+		{"export a[x<<EOF]=1\nspear-capability list", []string{"export a[x<<EOF]=1\nspear-capability list"}, 1},
+		// Where bash reads no here-document either, it is asked once.
+		{"echo $((1<<3)) 'a<<b'\nx\n", []string{"echo $((1<<3)) 'a<<b'\n", "x\n"}, 1},
+		{"a[x<<EOF]=1\nspear-capability list\nEOF\n", []string{"a[x<<EOF]=1\n", "spear-capability list\n", "EOF\n"}, 1},
+		{"((x<<EOF))\nspear-capability list\n", []string{"((x<<EOF))\n", "spear-capability list\n"}, 1},
+		// A here-string is one, for both; bash is not asked.
+		{"cat <<< \"$x\"\ngrep a <<<b | wc -l\n", []string{"cat <<< \"$x\"\n", "grep a <<<b | wc -l\n"}, 0},
 		// Ordinary lines ask nothing.
 		{"ls -l\ngo test ./...\necho \"$HOME\" | wc -c\n", []string{"ls -l\n", "go test ./...\n", "echo \"$HOME\" | wc -c\n"}, 0},
 	}
@@ -266,6 +284,7 @@ func FuzzSubmissionsBash(f *testing.F) {
 		"cat <<EOF\n$((  ))\nEOF\nx\n", "echo a \\\nb\n", "# c \\\nb\n", "cat <<A\nA\\\n\nA\n",
 		"f() {\n:\n}\n", "case x in\nx) :;;\nesac\n", "echo \"a\nb\"\n", "a=(1\n2)\n", "echo ${x:-\n}\n",
 		"cat <<-E\n\tx\n\tE\n", "echo `\n`\n", "[[ a ==\nb ]]\n", "x |\ny\n", "x &&\ny\n", "echo $'a\\\nb'\n",
+		"let x<<E\nb\nE\nc\n", "declare a[x<<E]=1\nb\nE]=1\nc\n", "echo $((1<<2))\nb\n", "cat <<<x\nb\n",
 	} {
 		f.Add(s)
 	}

@@ -427,3 +427,32 @@ func TestConfinedStream(t *testing.T) {
 		t.Errorf("failing confiner: status %d, stdout %q, stderr %q", status, tt.stdout(t), tt.stderr(t))
 	}
 }
+
+// TestStreamHeredocsAsBash: where bash reads a here-document and
+// mvdan.cc/sh a shift (let x<<EOF, declare a[x<<EOF]=1), the body goes
+// to bash with its command, and no line of it is answered or run.
+func TestStreamHeredocsAsBash(t *testing.T) {
+	needBash(t)
+	session := "let x<<EOF\nspear-capability list\nEOF\necho status=$?\n" +
+		"declare a[x<<EOF]=1\nspear-capability list\nEOF\nEOF]=1\necho after\n"
+	tt := newTestTerm(t, nil, nil, strings.NewReader(session))
+	if status := runStream(t, tt); status != 0 {
+		t.Errorf("status %d, want 0", status)
+	}
+	if got, want := tt.stdout(t), "status=1\nafter\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	stderr := tt.stderr(t)
+	var statuses []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if s, ok := strings.CutPrefix(line, "spear-term: status "); ok {
+			statuses = append(statuses, s)
+		}
+	}
+	if got := strings.Join(statuses, " "); got != "1 0 1 0" {
+		t.Errorf("statuses %s; stderr %q", got, stderr)
+	}
+	if len(tt.gw.answered) != 0 || len(tt.gw.refused) != 0 {
+		t.Errorf("the gateway answered %q and recorded %q", tt.gw.answered, tt.gw.refused)
+	}
+}
