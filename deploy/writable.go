@@ -3,6 +3,7 @@ package deploy
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,4 +48,21 @@ func TurnWritable(path, home, workspace string) bool {
 		}
 	}
 	return false
+}
+
+// PathOutsideTurn returns list, a PATH, without the directories the turn's
+// shell may write in (TurnWritable: empty and relative entries among
+// them), and the entries it left out, in their order. It is the PATH of
+// what the gateway runs outside the confinement: a turn that could put a
+// program of its own in one of those directories would have it run there.
+func PathOutsideTurn(list, home, workspace string) (string, []string) {
+	var kept, dropped []string
+	for _, dir := range filepath.SplitList(list) {
+		if TurnWritable(dir, home, workspace) {
+			dropped = append(dropped, dir)
+			continue
+		}
+		kept = append(kept, dir)
+	}
+	return strings.Join(kept, string(filepath.ListSeparator)), dropped
 }

@@ -3,6 +3,7 @@ package deploy
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,26 @@ func TestTurnWritable(t *testing.T) {
 	// a HOME of "/" makes nothing writable by that rule alone
 	if TurnWritable("/usr/bin", "/", "") {
 		t.Error("HOME=/ took /usr/bin")
+	}
+}
+
+// TestPathOutsideTurn: a PATH keeps the directories the turn's shell
+// cannot write, in their order, and names the others, empty and relative
+// entries among them.
+func TestPathOutsideTurn(t *testing.T) {
+	for _, tc := range []struct {
+		path, kept, dropped string
+	}{
+		{"", "", ""},
+		{"/usr/bin:/bin", "/usr/bin:/bin", ""},
+		{"/home/u/.local/bin:/usr/bin", "/usr/bin", "/home/u/.local/bin"},
+		{"/usr/local/bin:/home/u/bin:bin::/srv/ws/tools:/tmp/x:/usr/bin:/home/u", "/usr/local/bin:/usr/bin", "/home/u/bin|bin||/srv/ws/tools|/tmp/x|/home/u"},
+		{"/var/tmp/bin:/dev/shm:/home/user/bin", "/home/user/bin", "/var/tmp/bin|/dev/shm"},
+		{"/srv/ws:/srv", "/srv", "/srv/ws"},
+	} {
+		kept, dropped := PathOutsideTurn(tc.path, "/home/u", "/srv/ws")
+		if kept != tc.kept || strings.Join(dropped, "|") != tc.dropped {
+			t.Errorf("PathOutsideTurn(%q) = %q, %q; want %q, %q", tc.path, kept, dropped, tc.kept, tc.dropped)
+		}
 	}
 }

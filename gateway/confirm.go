@@ -166,15 +166,8 @@ func confirmEnv(env []string, userHome, workspace, home string) ([]string, []str
 		case k == "HOME":
 			continue
 		case k == "PATH":
-			var kept []string
-			for _, dir := range filepath.SplitList(v) {
-				if deploy.TurnWritable(dir, userHome, workspace) {
-					dropped = append(dropped, dir)
-					continue
-				}
-				kept = append(kept, dir)
-			}
-			kv = "PATH=" + strings.Join(kept, string(filepath.ListSeparator))
+			v, dropped = deploy.PathOutsideTurn(v, userHome, workspace)
+			kv = "PATH=" + v
 		case k == "XDG_RUNTIME_DIR":
 			// kept: a display or bus socket is there (security.md,
 			// Limits)
