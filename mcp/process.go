@@ -111,7 +111,8 @@ func (p *process) Close() error {
 
 // Program returns the program StartProcess runs for o: the command's first
 // word when it names a path, or else the first match in the absolute
-// directories of the server's own PATH (the one it is given, not ours).
+// directories of the server's own PATH (the one it is given, not ours:
+// Env's when Env names PATH).
 func (o Options) Program() (string, error) {
 	if len(o.Command) == 0 || o.Command[0] == "" {
 		return "", errors.New("the command is empty")
@@ -120,7 +121,16 @@ func (o Options) Program() (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	return lookPath(name, o.getenv()("PATH"))
+	return lookPath(name, o.Path())
+}
+
+// Path is the PATH the server is given: Env's when Env names PATH, else
+// the one Getenv supplies.
+func (o Options) Path() string {
+	if path, ok := o.Env["PATH"]; ok {
+		return path
+	}
+	return o.getenv()("PATH")
 }
 
 // lookPath finds name in the absolute directories of path; empty and

@@ -126,3 +126,39 @@ func reportedGrandchild(t *testing.T, stderr func() string) int {
 	t.Fatal("the fake server did not report its grandchild")
 	return 0
 }
+
+// TestProgramOnServerPath: a bare command is looked up in the PATH the
+// server is given: Env's when Env names PATH, else the one Getenv
+// supplies; a path is taken as it is.
+func TestProgramOnServerPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"env", "getenv"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, d, "server"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	getenv := func(k string) string {
+		if k == "PATH" {
+			return filepath.Join(dir, "getenv")
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		command string
+		env     map[string]string
+		want    string // "" for not found
+	}{
+		{"server", nil, filepath.Join(dir, "getenv", "server")},
+		{"server", map[string]string{"TOKEN": "x"}, filepath.Join(dir, "getenv", "server")},
+		{"server", map[string]string{"PATH": filepath.Join(dir, "env")}, filepath.Join(dir, "env", "server")},
+		{"server", map[string]string{"PATH": "/nonexistent"}, ""},
+		{"server", map[string]string{"PATH": ""}, ""},
+		{"./server", map[string]string{"PATH": filepath.Join(dir, "env")}, "./server"},
+	} {
+		got, err := Options{Command: []string{tc.command}, Env: tc.env, Getenv: getenv}.Program()
+		if got != tc.want || (err == nil) != (tc.want != "") {
+			t.Errorf("%s with env %v: %q, %v; want %q", tc.command, tc.env, got, err, tc.want)
+		}
+	}
+}
