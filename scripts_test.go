@@ -59,6 +59,13 @@ func TestScripts(t *testing.T) {
 		}
 		sequential = ""
 	}
+	// A provider's server is not given the directories the turn's shell
+	// may write on its PATH, and testscript installs its commands in a
+	// temporary one: registries name the fake server by this path.
+	fakeMCP, err := exec.LookPath("fake-mcp")
+	if err != nil {
+		t.Fatalf("fake-mcp is not on PATH: %v", err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/scripts",
 		RequireExplicitExec: true,
@@ -72,6 +79,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("EVERYTHING", everything)
 			env.Setenv("SEQUENTIAL", sequential)
 			env.Setenv("REPO", repo)
+			env.Setenv("FAKE_MCP", fakeMCP)
 			// A script that leaves a session's servers running has them
 			// stopped when it ends, so that none outlives the test.
 			state := filepath.Join(work, "state")
@@ -102,13 +110,17 @@ func TestScripts(t *testing.T) {
 
 // expand FILE… replaces $VAR and ${VAR} in each file with the script's
 // environment, so that configs can name $WORK. ${…} that holds no
-// variable name (VS Code's ${input:id}, say) is left as written.
+// variable name (VS Code's ${input:id}, say) is left as written, and so
+// are a shell script's special parameters ("$@", $0, $1, $#…).
 func expandCmd(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range args {
 		data := ts.ReadFile(f)
 		out := os.Expand(data, func(name string) string {
 			if strings.ContainsAny(name, ":/ ") {
 				return "${" + name + "}"
+			}
+			if len(name) == 1 && strings.Contains("@*#?$!-0123456789", name) {
+				return "$" + name
 			}
 			return ts.Getenv(name)
 		})
