@@ -20,7 +20,8 @@ import (
 type Connector func(ctx context.Context, opts mcp.Options) (*mcp.Client, error)
 
 // clientOptions are the mcp options that start provider p: in the
-// registry's directory, with PATH, HOME (from getenv) and its env only.
+// registry's directory, with PATH, HOME (from getenv, as serverGetenv
+// makes it) and its env only.
 func clientOptions(p *deploy.Provider, getenv func(string) string) mcp.Options {
 	return mcp.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, Timeout: p.Timeout, Getenv: getenv, ClientInfo: mcp.Implementation{Name: "spear", Version: version.String()}}
 }
@@ -65,6 +66,12 @@ func (e *ListTimeError) Unwrap() error { return e.Err }
 // failure it says in which phase (start, initialize or list) and returns
 // the full error.
 func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.Tool, string, error) {
+	return probe(ctx, connect, p, "")
+}
+
+// probe is Probe with p's server given the PATH it gets in a turn in
+// workspace ("" for none).
+func probe(ctx context.Context, connect Connector, p *deploy.Provider, workspace string) ([]mcp.Tool, string, error) {
 	limit := ListTime(p)
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, &ListTimeError{After: limit})
 	defer cancel()
@@ -75,11 +82,12 @@ func Probe(ctx context.Context, connect Connector, p *deploy.Provider) ([]mcp.To
 		}
 		return err
 	}
-	opts := clientOptions(p, nil) // an operator's command: this process's environment
+	getenv, dropped := serverGetenv(p, nil, workspace) // an operator's command: this process's environment
+	opts := clientOptions(p, getenv)
 	opts.MaxMessage = maxListMessage
 	c, err := connect(ctx, opts)
 	if err != nil {
-		return nil, phaseOf(err, "initialize"), late(err)
+		return nil, phaseOf(err, "initialize"), late(explainStart(opts, dropped, err))
 	}
 	defer c.Close()
 	tools, err := c.ListTools(ctx)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"spear/audit"
@@ -55,6 +56,26 @@ type ProviderReport struct {
 	// shell may write it (see deploy.TurnWritable), which would let a turn
 	// change what runs with the provider's secrets; "" otherwise.
 	Writable string `json:"writable_program,omitempty"`
+	// Interpreter is what the #! line of the provider's program runs, when
+	// the turn's shell may write it; nil otherwise.
+	Interpreter *Interpreter `json:"writable_interpreter,omitempty"`
+}
+
+// Interpreter is an interpreter a provider's program names in its #! line
+// (an absolute path, or a name /usr/bin/env looks up on PATH) that was
+// found in a directory the turn's shell may write in.
+type Interpreter struct {
+	// Script is the provider's program, whose #! line names it.
+	Script string `json:"script"`
+	// Name is the interpreter as the line names it.
+	Name string `json:"name"`
+	// Path is the file found (or the file a link to it leads to).
+	Path string `json:"path"`
+	// LeftOut is set when only the harness's PATH finds it there: the
+	// server's PATH leaves that directory out, and runs Instead, or
+	// finds none when Instead is "".
+	LeftOut bool   `json:"left_out,omitempty"`
+	Instead string `json:"instead,omitempty"`
 }
 
 // Report is what check and list print.
@@ -148,9 +169,10 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 				workspace = preview.Workspace
 			}
 			pr.Writable = writableProgram(p, g.getenv(), workspace)
+			pr.Interpreter = writableInterpreter(p, g.getenv(), workspace)
 			go func(i int, p *deploy.Provider, pr ProviderReport) {
 				defer wg.Done()
-				r.Providers[i] = inspectProvider(ctx, g.connect(), p, pr, preview != nil && sel.Offer.ReadOnly)
+				r.Providers[i] = inspectProvider(ctx, g.connect(), p, pr, workspace, preview != nil && sel.Offer.ReadOnly)
 			}(i, p, pr)
 			continue
 		}
@@ -170,27 +192,103 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 // to it leads to) when it is in a directory the turn's shell may write in
 // and none of p's private paths covers it; "" otherwise.
 func writableProgram(p *deploy.Provider, getenv func(string) string, workspace string) string {
-	prog, err := clientOptions(p, getenv).Program()
+	prog := program(p, getenv, workspace)
+	if prog == "" {
+		return ""
+	}
+	return writableFile(p, prog, getenv("HOME"), workspace, true)
+}
+
+// program is the program p's server runs, found on the PATH it gets; ""
+// when there is none.
+func program(p *deploy.Provider, getenv func(string) string, workspace string) string {
+	server, _ := serverGetenv(p, getenv, workspace)
+	prog, err := clientOptions(p, server).Program()
 	if err != nil {
 		return ""
 	}
 	if !filepath.IsAbs(prog) {
 		prog = filepath.Join(p.Dir, prog)
 	}
-	names := []string{prog}
-	if real, err := filepath.EvalSymlinks(prog); err == nil && real != prog {
+	return prog
+}
+
+// writableFile returns file (or the file a link to it leads to) when it is
+// in a directory the turn's shell may write in, and, with private, none of
+// p's private paths covers it; "" otherwise.
+func writableFile(p *deploy.Provider, file, home, workspace string, private bool) string {
+	names := []string{file}
+	if real, err := filepath.EvalSymlinks(file); err == nil && real != file {
 		names = append(names, real)
 	}
 	for _, name := range names {
-		if !deploy.Inside(p.Private, name) && deploy.TurnWritable(filepath.Dir(name), getenv("HOME"), workspace) {
+		if (!private || !deploy.Inside(p.Private, name)) && deploy.TurnWritable(filepath.Dir(name), home, workspace) {
 			return name
 		}
 	}
 	return ""
 }
 
-func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider, pr ProviderReport, readOnly bool) ProviderReport {
-	tools, phase, err := Probe(ctx, connect, p)
+// writableInterpreter returns the interpreter the #! line of p's program
+// names when the turn's shell may write it, as writableProgram does for
+// the program: an absolute path, or a name /usr/bin/env looks up on the
+// PATH the server gets. A name the harness's PATH finds in such a
+// directory, which the server's PATH leaves out, is returned too (LeftOut,
+// private or not: the server runs another interpreter, or none); nil
+// otherwise.
+func writableInterpreter(p *deploy.Provider, getenv func(string) string, workspace string) *Interpreter {
+	prog := program(p, getenv, workspace)
+	if prog == "" {
+		return nil
+	}
+	interp, arg, ok := shebang(prog)
+	if !ok {
+		return nil
+	}
+	home := getenv("HOME")
+	if !filepath.IsAbs(interp) {
+		interp = filepath.Join(p.Dir, interp) // the kernel takes it from the server's directory
+	}
+	if w := writableFile(p, interp, home, workspace, true); w != "" {
+		return &Interpreter{Script: prog, Name: interp, Path: w}
+	}
+	if filepath.Base(interp) != "env" {
+		return nil
+	}
+	name := envProgram(arg)
+	switch {
+	case name == "":
+		return nil
+	case strings.Contains(name, "/"):
+		file := name
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(p.Dir, file)
+		}
+		if w := writableFile(p, file, home, workspace, true); w != "" {
+			return &Interpreter{Script: prog, Name: name, Path: w}
+		}
+		return nil
+	}
+	server, _ := serverGetenv(p, getenv, workspace)
+	found := findOnPath(name, clientOptions(p, server).Path(), p.Dir)
+	if found != "" {
+		if w := writableFile(p, found, home, workspace, true); w != "" {
+			return &Interpreter{Script: prog, Name: name, Path: w}
+		}
+	}
+	if _, ok := p.Env["PATH"]; ok {
+		return nil // the harness's PATH is not the server's
+	}
+	if first := findOnPath(name, getenv("PATH"), p.Dir); first != "" && first != found {
+		if w := writableFile(p, first, home, workspace, false); w != "" {
+			return &Interpreter{Script: prog, Name: name, Path: w, LeftOut: true, Instead: found}
+		}
+	}
+	return nil
+}
+
+func inspectProvider(ctx context.Context, connect Connector, p *deploy.Provider, pr ProviderReport, workspace string, readOnly bool) ProviderReport {
+	tools, phase, err := probe(ctx, connect, p, workspace)
 	return reportTools(p, pr, tools, phase, err, readOnly)
 }
 

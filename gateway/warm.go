@@ -48,11 +48,12 @@ func (ts *TurnSession) session() *warm.Session {
 // with the lines that are not JSON it wrote while starting.
 // maxMessage bounds one message from the server (0: the client's default).
 func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage int) (*use, *outcome.Unavailable) {
-	opts := clientOptions(p, ts.g.getenv())
+	getenv, dropped := serverGetenv(p, ts.g.getenv(), ts.Turn.Workspace)
+	opts := clientOptions(p, getenv)
 	opts.MaxMessage = maxMessage
 	fallback := ""
 	if s := ts.session(); s != nil {
-		conn, rep, err := s.Open(ctx, p.ID, warm.EntryOf(p, ts.g.getenv()), ts.Turn.Turn)
+		conn, rep, err := s.Open(ctx, p.ID, warm.EntryOf(p, getenv), ts.Turn.Turn)
 		var (
 			ue *warm.UnreachableError
 			fe *warm.FailedError
@@ -76,12 +77,12 @@ func (ts *TurnSession) open(ctx context.Context, p *deploy.Provider, maxMessage 
 		case errors.As(err, &fe):
 			return nil, &outcome.Unavailable{Provider: p.ID, Phase: "start", Reason: "failed earlier in this turn; the next turn starts it anew", Detail: err.Error()}
 		default:
-			return nil, failure(p, phaseOf(err, "initialize"), err)
+			return nil, failure(p, phaseOf(err, "initialize"), explainStart(opts, dropped, err))
 		}
 	}
 	c, err := ts.g.connect()(ctx, opts)
 	if err != nil {
-		return nil, failure(p, phaseOf(err, "initialize"), err)
+		return nil, failure(p, phaseOf(err, "initialize"), explainStart(opts, dropped, err))
 	}
 	f := audit.Fields{"provider": p.ID, "pid": c.Pid(), "lifetime": p.Lifetime}
 	if fallback != "" {

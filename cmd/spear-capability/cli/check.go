@@ -81,4 +81,25 @@ func writeStatus(w io.Writer, p gateway.ProviderReport) {
 	if p.Writable != "" {
 		fmt.Fprintf(w, "warning   %s: runs %s, in a directory the turn's shell may write in (HOME, the workspace or a temporary one): a turn could change it and have it run with the provider's env; install it elsewhere, or list its directory in private\n", p.ID, p.Writable)
 	}
+	if i := p.Interpreter; i != nil {
+		writeInterpreter(w, p.ID, i)
+	}
+}
+
+// writeInterpreter writes check's warning about the interpreter a
+// provider's program runs.
+func writeInterpreter(w io.Writer, id string, i *gateway.Interpreter) {
+	runs := i.Path
+	if i.Name != i.Path {
+		runs = i.Name + " (" + i.Path + ")"
+	}
+	if !i.LeftOut {
+		fmt.Fprintf(w, "warning   %s: runs %s, whose #! line runs %s, in a directory the turn's shell may write in (HOME, the workspace or a temporary one): a turn could change it and have it run with the provider's env; install it elsewhere, or list its directory in private\n", id, i.Script, runs)
+		return
+	}
+	instead := "finds no " + i.Name
+	if i.Instead != "" {
+		instead = "runs " + i.Instead + " instead"
+	}
+	fmt.Fprintf(w, "warning   %s: runs %s, whose #! line runs %s, found on PATH as %s, in a directory the turn's shell may write in (HOME, the workspace or a temporary one); the server's PATH leaves that directory out, so it %s: install it elsewhere, or name PATH in the entry's env and list its directory in private\n", id, i.Script, i.Name, i.Path, instead)
 }
