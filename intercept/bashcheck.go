@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"spear/realshell"
 )
 
 // completer says whether shell text is one complete command as bash reads
@@ -55,21 +57,27 @@ const checkTimeout = 10 * time.Second
 
 // bashChecker asks a long-lived bash, started on first use, whether text is
 // complete. It runs without the turn's environment, in a process group of
-// its own, and parses what it is given without running any of it. One
-// goroutine uses it and closes it.
+// its own, and parses what it is given without running any of it. It runs
+// confined as the turn's shell is: the shell's file is one the turn may
+// have replaced (a bash installed in HOME, or any file for a root turn),
+// and nothing the turn could write runs outside the confinement. One
+// goroutine uses it and closes it, on the thread that started it.
 type bashChecker struct {
-	shell  string
-	cmd    *exec.Cmd
-	in     *os.File
-	out    *os.File
-	br     *bufio.Reader
-	sent   string // the text the checker holds
-	err    error  // why it is no longer usable
-	exited chan struct{}
+	shell   string
+	confine realshell.Confiner // nil: the turn's shell runs unconfined too
+	cmd     *exec.Cmd
+	in      *os.File
+	out     *os.File
+	br      *bufio.Reader
+	sent    string // the text the checker holds
+	err     error  // why it is no longer usable
+	exited  chan struct{}
 }
 
-func newBashChecker(shell string) *bashChecker {
-	return &bashChecker{shell: shell}
+// newBashChecker returns a checker that runs shell, confined by c (see
+// realshell.Confiner; nil runs it unconfined, as the turn's shell then is).
+func newBashChecker(shell string, c realshell.Confiner) *bashChecker {
+	return &bashChecker{shell: shell, confine: c}
 }
 
 var errCheckerClosed = errors.New("the syntax checker is closed")
@@ -90,10 +98,23 @@ func (c *bashChecker) start() error {
 		closeFiles(inR, inW)
 		return err
 	}
-	cmd := exec.Command(c.shell, "--norc", "--noprofile", "-c", checkScript)
+	args := []string{"--norc", "--noprofile", "-c", checkScript}
+	cmd := exec.Command(c.shell, args...)
+	if c.confine != nil {
+		// Under the confinement's launcher, which kills the checker
+		// when the thread that started it ends.
+		if cmd, err = c.confine.Command(c.shell, args...); err != nil {
+			closeFiles(inR, inW, outR, outW)
+			c.err = fmt.Errorf("confining %s to check syntax: %w", c.shell, err)
+			return c.err
+		}
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.Stdin, cmd.Stdout = inR, outW
 	cmd.Env = []string{"LC_ALL=C"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	closeFiles(inR, outW)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"iter"
+	"runtime"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -16,6 +17,9 @@ import (
 func readSubmissions(r io.Reader, chk *bashChecker, done <-chan struct{}) <-chan string {
 	out := make(chan string)
 	go func() {
+		// The checker's parent-death signal follows the thread that
+		// starts it: the thread stays until the checker is closed.
+		runtime.LockOSThread()
 		defer close(out)
 		subs := newSubmissions(r)
 		if chk != nil {

@@ -1,6 +1,7 @@
 package intercept
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -96,7 +97,7 @@ func newChecker(t testing.TB) *bashChecker {
 	if _, err := exec.LookPath("/bin/bash"); err != nil {
 		t.Skip("the syntax checker runs /bin/bash")
 	}
-	chk := newBashChecker("/bin/bash")
+	chk := newBashChecker("/bin/bash", nil)
 	t.Cleanup(chk.Close)
 	return chk
 }
@@ -262,7 +263,7 @@ func TestCheckerRunsNothing(t *testing.T) {
 }
 
 func TestCheckerUnavailable(t *testing.T) {
-	chk := newBashChecker("/nonexistent/bash")
+	chk := newBashChecker("/nonexistent/bash", nil)
 	defer chk.Close()
 	if _, err := chk.complete("echo x\n"); err == nil {
 		t.Fatal("no error from a checker that cannot start")
@@ -271,6 +272,44 @@ func TestCheckerUnavailable(t *testing.T) {
 	got := cutWith(t, chk, "cat <<EOF\n$((  ))\nEOF\n")
 	if len(got) < 2 || strings.Join(got, "") != "cat <<EOF\n$((  ))\nEOF\n" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestCheckerConfined: the checker's bash starts through the Confiner it
+// is given; when the confinement cannot be set up, nothing runs, and no
+// unconfined bash is started in its place, then or later.
+func TestCheckerConfined(t *testing.T) {
+	if _, err := exec.LookPath("/bin/bash"); err != nil {
+		t.Skip("the syntax checker runs /bin/bash")
+	}
+	fc := &fakeConfiner{}
+	chk := newBashChecker("/bin/bash", fc)
+	defer chk.Close()
+	if c, err := chk.complete("if true\n"); err != nil || c.done {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	if fc.commands != 1 {
+		t.Errorf("%d confined commands, want 1", fc.commands)
+	}
+
+	dir := t.TempDir()
+	shell := dir + "/bash"
+	if err := os.WriteFile(shell, []byte("#!/bin/sh\ntouch "+dir+"/ran\nexec /bin/bash \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fc = &fakeConfiner{fail: errors.New("no landlock")}
+	chk = newBashChecker(shell, fc)
+	defer chk.Close()
+	for range 2 {
+		if _, err := chk.complete("if true\n"); err == nil || !strings.Contains(err.Error(), "no landlock") {
+			t.Errorf("error %v, want the confinement's", err)
+		}
+	}
+	if fc.commands != 1 {
+		t.Errorf("%d confined commands, want 1: a checker that cannot be confined is not tried again", fc.commands)
+	}
+	if _, err := os.Stat(dir + "/ran"); err == nil {
+		t.Error("the shell ran although it could not be confined")
 	}
 }
 
@@ -292,7 +331,7 @@ func FuzzSubmissionsBash(f *testing.F) {
 		f.Skip("the syntax checker runs /bin/bash")
 	}
 	// One checker for every input: it replaces a bash that failed.
-	chk := newBashChecker("/bin/bash")
+	chk := newBashChecker("/bin/bash", nil)
 	f.Cleanup(chk.Close)
 	f.Fuzz(func(t *testing.T, in string) {
 		got := cutWith(t, chk, in)

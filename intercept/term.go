@@ -352,7 +352,7 @@ func (t *Shim) stream(ctx context.Context, sa realshell.Args) int {
 	prompt(0)
 	done := make(chan struct{})
 	defer close(done)
-	subs := readSubmissions(t.Stdin, newBashChecker(realshell.Path(t.Getenv)), done)
+	subs := readSubmissions(t.Stdin, newBashChecker(realshell.Path(t.Getenv), t.Confiner), done)
 	for {
 		// The shell can end while stdin stays open and silent (a signal,
 		// a command of its own); then stdin is not read any further.

@@ -372,6 +372,7 @@ func TestStreamShellEnds(t *testing.T) {
 type fakeConfiner struct {
 	execs    [][]string
 	commands int
+	started  [][]string // path, then args, of each Command
 	fail     error
 }
 
@@ -385,6 +386,7 @@ func (f *fakeConfiner) Exec(path string, argv, env []string) error {
 
 func (f *fakeConfiner) Command(path string, args ...string) (*exec.Cmd, error) {
 	f.commands++
+	f.started = append(f.started, append([]string{path}, args...))
 	if f.fail != nil {
 		return nil, f.fail
 	}
@@ -454,5 +456,20 @@ func TestStreamHeredocsAsBash(t *testing.T) {
 	}
 	if len(tt.gw.answered) != 0 || len(tt.gw.refused) != 0 {
 		t.Errorf("the gateway answered %q and recorded %q", tt.gw.answered, tt.gw.refused)
+	}
+}
+
+// TestConfinedStreamChecker: the bash that checks multi-line submissions'
+// syntax is started through the Confiner too, never by itself.
+func TestConfinedStreamChecker(t *testing.T) {
+	needBash(t)
+	tt := newTestTerm(t, nil, map[string]string{"SPEAR_REAL_SHELL": "/bin/bash"}, strings.NewReader("echo hi\nif true\nthen echo multi\nfi\n"))
+	fc := &fakeConfiner{}
+	tt.Confiner = fc
+	if status := runStream(t, tt); status != 0 || tt.stdout(t) != "hi\nmulti\n" {
+		t.Errorf("status %d, stdout %q, stderr %q", status, tt.stdout(t), tt.stderr(t))
+	}
+	if fc.commands != 2 || !slices.Contains(fc.started[1], checkScript) || fc.started[1][0] != "/bin/bash" {
+		t.Errorf("confined %q, want the shell and then the checker", fc.started)
 	}
 }
