@@ -10,6 +10,7 @@ import (
 	"spear/deploy"
 	"spear/mcp"
 	"spear/present"
+	"spear/realshell"
 )
 
 // ProblemReport is a Problem as --json shows it.
@@ -87,6 +88,12 @@ type Report struct {
 	// Terminal says whether and how the turn's terminal is confined on
 	// this system (mechanism, Landlock ABI), or why not.
 	Terminal string `json:"terminal"`
+	// WritableShell is the real shell the turn's commands go to
+	// (SPEAR_REAL_SHELL, or the file a link to it leads to) when the
+	// turn's shell may write it (see deploy.TurnWritable): a turn could
+	// put a program of its own in its place, which its later commands,
+	// and every later turn's, would run in; "" otherwise.
+	WritableShell string `json:"writable_real_shell,omitempty"`
 	// AuditFailures is how many events the audit trail did not get, all
 	// sessions together (audit.Failures); AuditLastFailure is the latest.
 	AuditFailures    int            `json:"audit_failures"`
@@ -120,6 +127,7 @@ func (g *Gateway) Inspect(ctx context.Context, preview *deploy.Turn) (*Report, *
 	if refuse != "" {
 		r.Problems = append(r.Problems, ProblemReport{Message: refuse})
 	}
+	r.WritableShell = writableShell(g.getenv(), preview)
 	reg, err := deploy.LoadRegistry(g.Settings.CapabilitiesFile)
 	if err != nil {
 		return nil, nil, err
@@ -215,7 +223,7 @@ func program(p *deploy.Provider, getenv func(string) string, workspace string) s
 
 // writableFile returns file (or the file a link to it leads to) when it is
 // in a directory the turn's shell may write in, and, with private, none of
-// p's private paths covers it; "" otherwise.
+// p's private paths covers it; "" otherwise. p may be nil without private.
 func writableFile(p *deploy.Provider, file, home, workspace string, private bool) string {
 	names := []string{file}
 	if real, err := filepath.EvalSymlinks(file); err == nil && real != file {
@@ -227,6 +235,17 @@ func writableFile(p *deploy.Provider, file, home, workspace string, private bool
 		}
 	}
 	return ""
+}
+
+// writableShell returns the real shell (realshell.Path), or the file a
+// link to it leads to, when it is in a directory the turn's shell may write
+// in, for the turn preview names, if any; "" otherwise.
+func writableShell(getenv func(string) string, preview *deploy.Turn) string {
+	workspace := ""
+	if preview != nil {
+		workspace = preview.Workspace
+	}
+	return writableFile(nil, realshell.Path(getenv), getenv("HOME"), workspace, false)
 }
 
 // writableInterpreter returns the interpreter the #! line of p's program

@@ -195,3 +195,31 @@ func TestCheckWantsAScope(t *testing.T) {
 		t.Errorf("problems %+v", r.Problems)
 	}
 }
+
+// TestWritableShell: check names SPEAR_REAL_SHELL when the turn's shell
+// may write it (in HOME, the previewed workspace, a temporary directory, or
+// a relative path), and not /bin/bash, the default.
+func TestWritableShell(t *testing.T) {
+	tmp := filepath.Join(t.TempDir(), "bash")
+	for _, tc := range []struct {
+		shell, workspace, want string
+	}{
+		{"", "", ""},
+		{"/bin/bash", "", ""},
+		{"/home/u/.local/bin/bash", "", "/home/u/.local/bin/bash"},
+		{"/srv/ws/bin/bash", "/srv/ws", "/srv/ws/bin/bash"},
+		{tmp, "", tmp},
+		{"bash", "", "bash"},
+	} {
+		getenv := func(k string) string {
+			return map[string]string{"SPEAR_REAL_SHELL": tc.shell, "HOME": "/home/u"}[k]
+		}
+		var preview *deploy.Turn
+		if tc.workspace != "" {
+			preview = &deploy.Turn{Workspace: tc.workspace}
+		}
+		if got := writableShell(getenv, preview); got != tc.want {
+			t.Errorf("SPEAR_REAL_SHELL=%q, workspace %q: got %q, want %q", tc.shell, tc.workspace, got, tc.want)
+		}
+	}
+}

@@ -51,6 +51,9 @@ func runCheck(cmd *cobra.Command, e *env, o checkOptions) error {
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "problem   %s\n", problemText(p))
 		}
+		if r.WritableShell != "" {
+			fmt.Fprintf(w, "warning   SPEAR_REAL_SHELL: %s is in a directory the turn's shell may write in (HOME, the workspace or a temporary one): a turn could put a program of its own in its place, which its later commands, and every later turn's, would run in; install bash where the turn cannot write, or unset SPEAR_REAL_SHELL for /bin/bash\n", r.WritableShell)
+		}
 		if f := r.AuditLastFailure; r.AuditFailures > 0 && f != nil {
 			fmt.Fprintf(w, "warning   audit: %d events could not be written to the trail, the latest at %s (%s: %s); each is listed in %s (remove it once read)\n",
 				r.AuditFailures, f.Time.Format(time.RFC3339), f.Event, f.Error, r.AuditFailedFile)
