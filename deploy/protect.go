@@ -83,23 +83,52 @@ func (s Settings) Protected() (Protection, error) {
 		p.Hide = append(p.Hide, path)
 	}
 	if s.TurnFile != "" && !Inside(p.Hide, s.TurnFile) {
-		if _, err := os.Stat(s.TurnFile); err == nil {
-			// Its directory, when it is one of the turn file's own, so
-			// that a turn file the harness replaces (a new one renamed
-			// over it) stays read-only for what the turn left running.
-			ro := s.TurnFile
-			if dir := filepath.Dir(s.TurnFile); !shared(dir) {
-				// read only when it matters: this runs for every command
-				if ws := turnWorkspace(s.TurnFile); ws == "" || !within(dir, ws) {
-					ro = dir
-				}
-			}
-			p.ReadOnly = append(p.ReadOnly, ro)
+		ro, err := s.guardTurnFile(shared)
+		if err != nil {
+			return p, err
 		}
+		p.ReadOnly = append(p.ReadOnly, ro)
 	}
 	slices.Sort(p.Hide)
 	p.Hide = slices.Compact(p.Hide)
 	return p, nil
+}
+
+// guardTurnFile returns what to keep read-only so that the turn's shell can
+// neither write the turn file nor create, replace or hard-link it, whether
+// it exists yet or not: a turn file the shell could create before the
+// harness writes the first one (or between turns, when the harness removes
+// it) would be the turn's own, its permission_mode too.
+//
+// Its directory, when it is one of the turn file's own (not a directory the
+// turn works in, nor one in the workspace): a turn file the harness replaces
+// (a new one renamed over it) then stays read-only for what the turn left
+// running, and one that does not exist yet cannot be created. A directory
+// that does not exist is made, as the deployment's own are. In a shared
+// directory, a missing turn file is created empty, so that there is a file
+// to keep read-only; an empty turn file is read as a missing one (LoadTurn).
+func (s Settings) guardTurnFile(shared func(string) bool) (string, error) {
+	dir := filepath.Dir(s.TurnFile)
+	_, statErr := os.Stat(s.TurnFile)
+	if !shared(dir) {
+		// read only when it matters: this runs for every command
+		if ws := turnWorkspace(s.TurnFile); ws == "" || !within(dir, ws) {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return "", fmt.Errorf("creating %s, the turn file's directory, so that the turn's shell cannot create the turn file: %w", dir, err)
+			}
+			return dir, nil
+		}
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		f, err := os.OpenFile(s.TurnFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			err = f.Close()
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("creating %s empty, so that the turn's shell cannot create the turn file: %w", s.TurnFile, err)
+		}
+	}
+	return s.TurnFile, nil
 }
 
 // Inside reports whether path is one of dirs or below one of them,

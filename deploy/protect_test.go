@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,5 +130,46 @@ func TestShared(t *testing.T) {
 		if got := s.Shared(dir); got != want {
 			t.Errorf("Shared(%s) = %v, want %v", dir, got, want)
 		}
+	}
+}
+
+// TestProtectedMissingTurnFile: a turn file that does not exist yet is
+// kept from the turn too: in a shared directory an empty one is made and
+// kept read-only (and read as missing), in a directory of its own that
+// directory, made if need be.
+func TestProtectedMissingTurnFile(t *testing.T) {
+	home := t.TempDir()
+	s, err := SettingsFrom(func(k string) string {
+		return map[string]string{"HOME": home, "SPEAR_CONFIG_DIR": filepath.Join(home, "cfg"), "SPEAR_STATE_DIR": filepath.Join(home, "state")}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(t.TempDir(), "turns", "t")
+	for _, tc := range []struct{ turn, want string }{
+		{filepath.Join(home, "turn.json"), filepath.Join(home, "turn.json")},
+		{filepath.Join(own, "turn.json"), own},
+	} {
+		s.TurnFile = tc.turn
+		p, err := s.Protected()
+		if err != nil || !slices.Equal(p.ReadOnly, []string{tc.want}) {
+			t.Errorf("%s: read-only %v, %v; want %s", tc.turn, p.ReadOnly, err, tc.want)
+		}
+		if _, err := os.Stat(tc.want); err != nil {
+			t.Errorf("%s was not made: %v", tc.want, err)
+		}
+	}
+	if _, err := LoadTurn(filepath.Join(home, "turn.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an empty turn file: %v, want one that does not exist", err)
+	}
+	// a turn file the harness wrote is left as it is
+	f := filepath.Join(home, "turn.json")
+	os.WriteFile(f, []byte(`{"session": "s", "turn": "t", "workspace": "/w", "class": "implementation"}`), 0o644)
+	s.TurnFile = f
+	if _, err := s.Protected(); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := LoadTurn(f); err != nil || tr.Session != "s" {
+		t.Errorf("the harness's turn file: %v, %v", tr, err)
 	}
 }

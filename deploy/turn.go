@@ -3,6 +3,7 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,7 +56,9 @@ var turnFields = []string{"session", "turn", "workspace", "class", "pass", "stan
 
 // LoadTurn reads and strictly checks the turn file: an unknown field, a
 // missing required field or a value outside the allowed ones is a
-// *TurnError (or a *FileError for a file that is not JSON).
+// *TurnError (or a *FileError for a file that is not JSON). An empty file is
+// a missing one: the confinement creates it empty where the turn's shell
+// could otherwise create it (Protected), until the harness writes it.
 func LoadTurn(path string) (*Turn, error) {
 	if path == "" {
 		return nil, &TurnError{Msg: "SPEAR_TURN_FILE is not set, so this terminal is in no turn"}
@@ -63,6 +66,9 @@ func LoadTurn(path string) (*Turn, error) {
 	data, err := readConfig(path)
 	if err != nil {
 		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, &FileError{Path: path, Err: fmt.Errorf("%w: the file is empty (the harness has not written this turn's file yet)", fs.ErrNotExist)}
 	}
 	return ParseTurn(path, data)
 }
