@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 INTEROP := testdata/interop
 export GOFLAGS := -buildvcs=false
 
-.PHONY: help build test test-short bench demo lint install interop-deps fuzz clean
+.PHONY: help build test test-short bench demo lint install interop-deps net-deps fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,13 +19,17 @@ $(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/p
 	bash $(INTEROP)/install.sh
 	@touch $@
 
-test: interop-deps ## run every test with the race detector (installs what the tests need)
+net-deps: ## install pasta (passt), which gives the turn's network the outside world
+	bash tools/install-pasta.sh
+
+test: interop-deps net-deps ## run every test with the race detector (installs what the tests need)
 	SPEAR_REQUIRE_INTEROP=1 SPEAR_REQUIRE_CONFINE=1 $(GO) test -race -count=1 -timeout 30m ./...
 
 test-short: ## run the tests without the race detector or the npm peers
 	$(GO) test -count=1 ./...
 
 bench: interop-deps ## run the benchmarks, then the load test at full size (32 sessions, 1,000 invocations)
+	bash tools/install-pasta.sh bench
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	SPEAR_LOAD=full $(GO) test -run '^TestLoad$$' -count=1 -v .
 

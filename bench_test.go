@@ -97,6 +97,39 @@ func BenchmarkPassThrough(b *testing.B) {
 	}
 }
 
+// BenchmarkWall compares spear-term -c true, confined with the whole wall
+// (its session's network namespace, joined, outbound through pasta), with
+// bubblewrap doing a comparable job (bwrap --ro-bind / / --unshare-net
+// bash -c true: a read-only bind of the root and a new network namespace
+// for each command, the confinement other agent harnesses use), and the
+// network's own cost: the same with SPEAR_NETWORK=host.
+func BenchmarkWall(b *testing.B) {
+	bin := realBinaries(b)
+	term := filepath.Join(bin, "spear-term")
+	dir := b.TempDir()
+	env := turnEnv(b, dir, "")
+	env = append(env, "HOME="+dir)
+	host := append(append([]string{}, env...), "SPEAR_NETWORK=host")
+	run(b, env, term, "-c", "true") // the session's network, once
+	b.Cleanup(func() { stopSessions(b, bin, env) })
+	b.Run("vs-bwrap", func(b *testing.B) {
+		bwrap, err := exec.LookPath("bwrap")
+		if err != nil {
+			b.Skip("bwrap (Debian's bubblewrap) is not installed: make bench installs it")
+		}
+		compare(b, "bwrap", "spear-term",
+			func() time.Duration {
+				return timed(b, env, bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "/bin/bash", "-c", "true")
+			},
+			func() time.Duration { return timed(b, env, term, "-c", "true") })
+	})
+	b.Run("network-vs-host", func(b *testing.B) {
+		compare(b, "host-network", "spear-term",
+			func() time.Duration { return timed(b, host, term, "-c", "true") },
+			func() time.Duration { return timed(b, env, term, "-c", "true") })
+	})
+}
+
 // longOrdinaryLine is an ordinary command line of about n bytes that reads
 // like a turn's: words, quotes, expansions, a pipe and a redirection, and
 // the capability's name where it is only an argument.

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		"fake-mcp":         func() { os.Exit(fakemcp.Main(os.Args[1:])) },
 		"reach":            func() { os.Exit(reachMain(os.Args[1:])) },
 		"nofile":           func() { os.Exit(nofileMain(os.Args[1:])) },
+		"netprobe":         func() { os.Exit(netprobeMain(os.Args[1:])) },
 	})
 }
 
@@ -94,6 +95,17 @@ func TestScripts(t *testing.T) {
 				return sequential != "", nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "online":
+				// the outside world, as the package registries are:
+				// the outbound checks need it
+				c, err := net.DialTimeout("tcp", "proxy.golang.org:443", 3*time.Second)
+				if err == nil {
+					c.Close()
+				}
+				return err == nil, nil
+			case "pasta":
+				_, err := exec.LookPath("pasta")
+				return err == nil, nil
 			}
 			return false, nil
 		},

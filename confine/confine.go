@@ -61,6 +61,44 @@ type Policy struct {
 	// truncate, replace, rename or unlink (the turn file, say). A directory
 	// is read-only with everything beneath it.
 	ReadOnly []string `json:"readonly,omitempty"`
+	// Network, when set, is the network namespace the confined side
+	// joins instead of the host's (package netwall keeps one per
+	// session).
+	Network *Network `json:"network,omitempty"`
+}
+
+// Network is a network namespace kept by a process outside the
+// confinement, named by its paths under /proc.
+type Network struct {
+	// NetNS is the network namespace, /proc/PID/ns/net.
+	NetNS string `json:"netns"`
+	// UserNS is, for a caller without CAP_SYS_ADMIN, the user namespace
+	// that owns it, /proc/PID/ns/user, in which the caller's uid and gid
+	// are 0. The launcher then joins both before it starts (through
+	// nsenter: a process with threads cannot join a user namespace), and
+	// starts the command in a user namespace of its own below it that
+	// maps UID and GID back, so the command runs as the caller.
+	UserNS string `json:"userns,omitempty"`
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+}
+
+// joined reports whether the launcher runs in the network's user
+// namespace, as 0 there.
+func (n *Network) joined() bool { return n != nil && n.UserNS != "" }
+
+// nsPath matches /proc/PID/ns/KIND.
+func nsPath(s, kind string) bool {
+	rest, ok := strings.CutPrefix(s, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, ok := strings.CutSuffix(rest, "/ns/"+kind)
+	if !ok || pid == "" {
+		return false
+	}
+	_, err := strconv.Atoi(pid)
+	return err == nil
 }
 
 // LauncherArg is the first argument with which [Command] re-executes the
@@ -244,3 +282,7 @@ func hasSysAdmin() bool {
 	}
 	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
 }
+
+// NeedsUserNamespace reports whether this process needs a user namespace of
+// its own to make mount (or network) namespaces: it lacks CAP_SYS_ADMIN.
+func NeedsUserNamespace() bool { return !hasSysAdmin() }

@@ -97,7 +97,12 @@ func confineThread(pl *plan) error {
 	if abi < 1 {
 		return errors.New("confine: the kernel offers no Landlock")
 	}
-	root := os.Geteuid() == 0
+	root := os.Geteuid() == 0 && !(pl != nil && pl.net.joined())
+	if pl != nil && pl.net != nil && !pl.net.joined() {
+		if err := joinNetwork(pl.net.NetNS); err != nil {
+			return err
+		}
+	}
 	if pl != nil {
 		cwd, cwdErr := os.Getwd()
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
@@ -133,6 +138,19 @@ func confineThread(pl *plan) error {
 		return fmt.Errorf("confine: %w", err)
 	}
 	return restrictCalls()
+}
+
+// joinNetwork moves the calling thread into the network namespace at path.
+func joinNetwork(path string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("confine: the session's network namespace: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("confine: joining the session's network namespace: %w", err)
+	}
+	return nil
 }
 
 // execError is a failure to execute the command once confined.
@@ -185,6 +203,24 @@ func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
 	// follows the thread that starts the launcher; a Go thread ends only
 	// with a goroutine locked to it, and Exec's stays locked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: starterGone}
+	if p.Network.joined() {
+		// nsenter joins the network's user and network namespaces (a
+		// process with threads cannot join a user namespace), as 0 there
+		// with every capability in it, and executes the launcher. Its
+		// setns drops the parent-death signal; the launcher sets it again
+		// (LauncherMain).
+		nsenter, err := systemProgram("nsenter")
+		if err != nil {
+			return nil, fmt.Errorf("confine: joining the session's network needs nsenter (util-linux): %w", err)
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("confine: %w", err)
+		}
+		cmd.Path = nsenter
+		cmd.Args = append([]string{"nsenter", "--preserve-credentials", "--user=" + p.Network.UserNS, "--net=" + p.Network.NetNS, "--", self}, cmd.Args[1:]...)
+		return cmd, nil
+	}
 	if !hasSysAdmin() {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -223,6 +259,10 @@ func LauncherMain(args []string) int {
 		return 125
 	}
 	if !inside {
+		if p.Network.joined() {
+			runtime.LockOSThread()
+			unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(starterGone), 0, 0, 0)
+		}
 		return supervise(pl, path, argv)
 	}
 	err = onOwnThread(func() error { return confineAndExec(nil, path, argv, os.Environ()) })
@@ -242,6 +282,18 @@ func launchFailed(err error) int {
 		return 126
 	}
 	return 125
+}
+
+// systemProgram finds name in the system's directories, which a turn that
+// is not root cannot write.
+func systemProgram(name string) (string, error) {
+	for _, d := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+		p := d + "/" + name
+		if unix.Access(p, unix.X_OK) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in /usr/bin, /bin, /usr/sbin or /sbin", name)
 }
 
 // launchVersion tags the launcher's policy argument.
@@ -280,6 +332,11 @@ func decodeLaunch(args []string) (Policy, string, []string, error) {
 	for _, s := range append(append([]string{}, p.Hide...), p.ReadOnly...) {
 		if s == "" || !filepath.IsAbs(s) || strings.ContainsRune(s, 0) {
 			return p, "", nil, fmt.Errorf("confine: launcher: bad policy: path %q is not absolute", s)
+		}
+	}
+	if n := p.Network; n != nil {
+		if !nsPath(n.NetNS, "net") || (n.UserNS != "" && !nsPath(n.UserNS, "user")) || n.UID < 0 || n.GID < 0 {
+			return p, "", nil, errors.New("confine: launcher: bad policy: a network namespace not named /proc/PID/ns/…")
 		}
 	}
 	path := args[1]

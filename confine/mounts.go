@@ -48,6 +48,8 @@ type plan struct {
 	hideDirs  []string
 	hideFiles []string
 	readOnly  []string
+	// net is the network namespace to join, or nil for the host's.
+	net *Network
 }
 
 // newPlan resolves p. It fails, naming the path, if a path is not absolute or
@@ -128,7 +130,7 @@ func newPlan(p Policy) (*plan, error) {
 		}
 	}
 
-	pl := &plan{}
+	pl := &plan{net: p.Network}
 	seen := map[string]bool{}
 	pins := map[string]bool{}
 	for _, t := range targets {

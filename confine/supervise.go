@@ -59,7 +59,17 @@ func supervise(pl *plan, path string, argv []string) int {
 			return err
 		}
 		var err error
-		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+		attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}}
+		if pl.net.joined() {
+			// The launcher is 0 in the network's user namespace; the
+			// command runs in one of its own below it, as the caller.
+			attr.Sys = &syscall.SysProcAttr{
+				Cloneflags:  syscall.CLONE_NEWUSER,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: pl.net.UID, HostID: 0, Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: pl.net.GID, HostID: 0, Size: 1}},
+			}
+		}
+		pid, err = syscall.ForkExec(path, argv, attr)
 		if err != nil {
 			return &execError{path, err}
 		}

@@ -28,6 +28,11 @@ type Settings struct {
 	// shell away from the deployment; false (off) is the operator's
 	// explicit acceptance of the risk.
 	Confine bool
+	// Network is SPEAR_NETWORK: what the confined shell's network reaches,
+	// "outbound" (the default: the outside world, not the host), "none"
+	// (its own loopback) or "host" (the host's network: the operator's
+	// explicit acceptance of the risk). See package netwall.
+	Network string
 	// MaxOutput bounds a framed result's content, in bytes
 	// (SPEAR_MAX_OUTPUT, default DefaultMaxOutput).
 	MaxOutput int
@@ -95,6 +100,15 @@ func SettingsFrom(getenv func(string) string) (Settings, error) {
 		ConfirmTimeout:   60 * time.Second,
 		IdleTimeout:      DefaultIdleTimeout,
 		Confine:          true,
+		Network:          "outbound",
+	}
+	switch v := getenv("SPEAR_NETWORK"); v {
+	case "", "outbound":
+	case "none", "host":
+		s.Network = v
+	default:
+		// A typo never opens the host's network.
+		return s, &SettingsError{Setting: "network setting", Vars: "SPEAR_NETWORK", Want: "outbound (the default), none or host", Err: fmt.Errorf("%q is none of them", v)}
 	}
 	switch v := getenv("SPEAR_CONFINE"); v {
 	case "", "on":

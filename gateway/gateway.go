@@ -15,6 +15,7 @@ import (
 	"spear/deploy"
 	"spear/internal/handoff"
 	"spear/mcp"
+	"spear/netwall"
 	"spear/outcome"
 	"spear/present"
 	"spear/warm"
@@ -76,7 +77,7 @@ func (g *Gateway) Confinement() (how, refuse string) {
 	}
 	sup := probe()
 	if sup.OK {
-		return "confined: " + sup.String(), ""
+		return "confined: " + sup.String() + "; " + netwall.Describe(netwall.Mode(g.Settings.Network)), ""
 	}
 	return "not confined: " + sup.Why, "this system cannot confine the turn's terminal (" + sup.Why + "), so no external capability is offered; the operator may set SPEAR_CONFINE=off to accept the risk"
 }

@@ -3,6 +3,7 @@ package realshell
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"spear/confine"
 	"spear/deploy"
 	"spear/internal/handoff"
+	"spear/netwall"
 )
 
 // DeploymentConfiner confines the real shell away from the deployment that
@@ -64,7 +66,30 @@ func (c *DeploymentConfiner) policy() (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	return confine.Policy{Hide: p.Hide, ReadOnly: append(p.ReadOnly, installed...)}, nil
+	n, err := c.network()
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	return confine.Policy{Hide: p.Hide, ReadOnly: append(p.ReadOnly, installed...), Network: n}, nil
+}
+
+// network returns the session's network namespace, started if need be,
+// or nil for SPEAR_NETWORK=host. A terminal in no turn (no turn file yet)
+// shares one with the other such terminals of the state directory.
+func (c *DeploymentConfiner) network() (*confine.Network, error) {
+	mode, err := netwall.ParseMode(c.Settings.Network)
+	if err != nil || mode == netwall.Host {
+		return nil, err
+	}
+	session := ""
+	if t, err := deploy.LoadTurn(c.Settings.TurnFile); err == nil {
+		session = t.Session
+	}
+	k, err := netwall.Ensure(netwall.Dir(c.Settings.StateDir, session, mode), mode, c.Settings.IdleTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("the session's network (SPEAR_NETWORK=%s): %w", mode, err)
+	}
+	return &confine.Network{NetNS: k.NetNS(), UserNS: k.UserNSPath(), UID: os.Getuid(), GID: os.Getgid()}, nil
 }
 
 // Exec replaces the process with path, confined. A spear-term that already

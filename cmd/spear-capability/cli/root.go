@@ -17,6 +17,7 @@ import (
 	"spear/deploy"
 	"spear/gateway"
 	"spear/internal/handoff"
+	"spear/netwall"
 	"spear/outcome"
 	"spear/present"
 	"spear/turnshell"
@@ -54,6 +55,10 @@ func Main() int {
 			return termMain(os.Args[2:])
 		case confine.LauncherArg:
 			return confine.LauncherMain(os.Args[2:])
+		case netwall.HolderArg:
+			return netwall.HolderMain(os.Args[2:])
+		case netwall.KeeperArg:
+			return netwall.KeeperMain(os.Args[2:])
 		}
 	}
 	return run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr, warm.Self())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"spear/netwall"
 	"spear/outcome"
 	"spear/warm"
 )
@@ -51,6 +52,7 @@ stops one session's servers, or every session's.`,
 				session = args[0]
 			}
 			stopped, err := warm.StopSessions(cmd.Context(), e.gw.Settings.StateDir, session)
+			nets := netwall.StopSessions(e.gw.Settings.StateDir, session)
 			if o.json {
 				if jerr := printJSON(e.stdout, nonNilStatuses(stopped)); jerr != nil {
 					return jerr
@@ -58,6 +60,12 @@ stops one session's servers, or every session's.`,
 			} else {
 				if len(stopped) == 0 && err == nil {
 					fmt.Fprintln(e.stdout, "no session process was running")
+				}
+				for _, n := range nets {
+					if n == "" {
+						n = "(terminals in no turn)"
+					}
+					fmt.Fprintf(e.stdout, "stopped the network of session %s: its commands' processes still running reach nothing outside it now\n", n)
 				}
 				for _, st := range stopped {
 					if st.Unanswered != "" {

@@ -17,6 +17,7 @@ import (
 	"spear/entry"
 	"spear/harness"
 	"spear/internal/handoff"
+	"spear/netwall"
 	"spear/realshell"
 	"spear/shellparse"
 )
@@ -27,8 +28,15 @@ import (
 // confines the real shell.
 func Main() int {
 	args := os.Args[1:]
-	if len(args) > 0 && args[0] == confine.LauncherArg {
-		return confine.LauncherMain(args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case confine.LauncherArg:
+			return confine.LauncherMain(args[1:])
+		case netwall.HolderArg:
+			return netwall.HolderMain(args[1:])
+		case netwall.KeeperArg:
+			return netwall.KeeperMain(args[1:])
+		}
 	}
 	sa := realshell.ParseArgs(args)
 	mode, rest := handoff.Shell, append([]string{os.Args[0]}, args...)
