@@ -81,6 +81,9 @@ type Network struct {
 	UserNS string `json:"userns,omitempty"`
 	UID    int    `json:"uid"`
 	GID    int    `json:"gid"`
+	// Gate is the holder's socket that takes the confined side's
+	// connects (see gateCalls), or "" for none.
+	Gate string `json:"gate,omitempty"`
 }
 
 // joined reports whether the launcher runs in the network's user

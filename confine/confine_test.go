@@ -458,3 +458,15 @@ func TestPlanRefusesRepointableLink(t *testing.T) {
 		t.Errorf("a link inside a hidden directory: %v", err)
 	}
 }
+
+// TestGateFilter: the gate's filter assembles for this architecture and
+// ends every path in a return.
+func TestGateFilter(t *testing.T) {
+	f, err := gateFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := f[len(f)-1]; last.Code != ret {
+		t.Errorf("the filter ends in %#v, not a return", last)
+	}
+}

@@ -137,7 +137,13 @@ func confineThread(pl *plan) error {
 	if err := restrictThread(abi); err != nil {
 		return fmt.Errorf("confine: %w", err)
 	}
-	return restrictCalls()
+	if err := restrictCalls(); err != nil {
+		return err
+	}
+	if pl != nil && pl.gate >= 0 {
+		return gateCalls(pl.gate)
+	}
+	return nil
 }
 
 // joinNetwork moves the calling thread into the network namespace at path.
@@ -335,7 +341,7 @@ func decodeLaunch(args []string) (Policy, string, []string, error) {
 		}
 	}
 	if n := p.Network; n != nil {
-		if !nsPath(n.NetNS, "net") || (n.UserNS != "" && !nsPath(n.UserNS, "user")) || n.UID < 0 || n.GID < 0 {
+		if !nsPath(n.NetNS, "net") || (n.UserNS != "" && !nsPath(n.UserNS, "user")) || n.UID < 0 || n.GID < 0 || (n.Gate != "" && !filepath.IsAbs(n.Gate)) {
 			return p, "", nil, errors.New("confine: launcher: bad policy: a network namespace not named /proc/PID/ns/…")
 		}
 	}

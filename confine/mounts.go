@@ -50,6 +50,8 @@ type plan struct {
 	readOnly  []string
 	// net is the network namespace to join, or nil for the host's.
 	net *Network
+	// gate is the launcher's connection to net's gate, or -1.
+	gate int
 }
 
 // newPlan resolves p. It fails, naming the path, if a path is not absolute or
@@ -130,7 +132,7 @@ func newPlan(p Policy) (*plan, error) {
 		}
 	}
 
-	pl := &plan{net: p.Network}
+	pl := &plan{net: p.Network, gate: -1}
 	seen := map[string]bool{}
 	pins := map[string]bool{}
 	for _, t := range targets {

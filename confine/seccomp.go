@@ -193,6 +193,12 @@ type seccompArch struct {
 	// the compat architecture's.
 	ioctls      []uint32
 	compatIoctl uint32
+	// compatConnect are the compat architecture's calls that connect a
+	// socket (connect, and socketcall, which multiplexes it), refused
+	// where the gate takes connect (see gateFilter); nativeSocketcall is
+	// the native socketcall where the architecture has one.
+	compatConnect    []uint32
+	nativeSocketcall uint32
 }
 
 // restrictCalls installs the filter on the calling thread, which must have

@@ -13,5 +13,7 @@ func archSeccomp() seccompArch {
 		compatDenied: []uint32{97, 154, 156, 241, 289, 340, 351},
 		ioctls:       []uint32{514}, // x32's ioctl, once bit 30 is cleared
 		compatIoctl:  54,
+		// i386: socketcall, connect
+		compatConnect: []uint32{102, 362},
 	}
 }

@@ -11,5 +11,7 @@ func archSeccomp() seccompArch {
 		// sched_setaffinity, ioprio_set, prlimit64, sched_setattr.
 		compatDenied: []uint32{97, 154, 156, 241, 314, 369, 380},
 		compatIoctl:  54,
+		// ARM EABI: connect
+		compatConnect: []uint32{283},
 	}
 }

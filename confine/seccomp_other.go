@@ -15,9 +15,9 @@ func archSeccomp() seccompArch {
 	case "riscv64":
 		return seccompArch{native: unix.AUDIT_ARCH_RISCV64}
 	case "ppc64le":
-		return seccompArch{native: unix.AUDIT_ARCH_PPC64LE}
+		return seccompArch{native: unix.AUDIT_ARCH_PPC64LE, nativeSocketcall: 102}
 	case "s390x":
-		return seccompArch{native: unix.AUDIT_ARCH_S390X}
+		return seccompArch{native: unix.AUDIT_ARCH_S390X, nativeSocketcall: 102}
 	case "loong64":
 		return seccompArch{native: unix.AUDIT_ARCH_LOONGARCH64}
 	}

@@ -53,6 +53,14 @@ func supervise(pl *plan, path string, argv []string) int {
 	// Until now, a starter that died killed the launcher outright: the
 	// signal's default action ends a process, and the parent-death signal
 	// was checked for a dead parent before the launcher was executed.
+	if pl.net != nil && pl.net.Gate != "" {
+		// before the mounts hide the state directory it is in
+		fd, err := dialGate(pl.net.Gate)
+		if err != nil {
+			return launchFailed(err)
+		}
+		pl.gate = fd
+	}
 	var pid int
 	err := offMainThread(func() error {
 		if err := confineThread(pl); err != nil {
@@ -75,6 +83,9 @@ func supervise(pl *plan, path string, argv []string) int {
 		}
 		return nil
 	})
+	if pl.gate >= 0 {
+		unix.Close(pl.gate)
+	}
 	if err != nil {
 		return launchFailed(err)
 	}

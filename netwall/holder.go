@@ -79,6 +79,12 @@ func HolderMain(args []string) int {
 	// open the keeper's namespaces. The keeper stays dumpable; Landlock
 	// keeps the turn from its /proc files all the same.
 	procs.Undumpable()
+	g := &gate{bound: (&asker{w: keeperStdin, lines: keeperLines}).bound, uid: os.Geteuid()}
+	if err := g.listen(filepath.Join(dir, gateFile)); err != nil {
+		say("error netwall: the gate's socket: %v", err)
+		return 1
+	}
+	k.Gate = filepath.Join(dir, gateFile)
 	if err := writeRecord(dir, k); err != nil {
 		say("error netwall: recording the network: %v", err)
 		return 1
@@ -134,6 +140,9 @@ func quit(dir string, pasta *exec.Cmd) int {
 // life.
 var keeperStdin io.WriteCloser
 
+// keeperLines are the keeper's lines: "lo", "route", then its answers.
+var keeperLines <-chan string
+
 // start starts the keeper and, for outbound, pasta, whose end the channel
 // gives.
 func start(dir string, want Mode) (k *Keeper, keeper, pasta *exec.Cmd, pastaDone <-chan error, err error) {
@@ -171,6 +180,7 @@ func start(dir string, want Mode) (k *Keeper, keeper, pasta *exec.Cmd, pastaDone
 	}
 	go keeper.Wait()
 	lines := make(chan string, 4)
+	keeperLines = lines
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -373,12 +383,26 @@ func KeeperMain(args []string) int {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	buf := make([]byte, 1)
-	for {
-		if _, err := os.Stdin.Read(buf); err != nil {
-			return 0
+	// the holder's questions for the gate: "MAJOR MINOR INODE", is a
+	// socket bound there inside? ("y" or "n")
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var major, minor uint32
+		var ino uint64
+		ok := false
+		if _, err := fmt.Sscan(sc.Text(), &major, &minor, &ino); err == nil {
+			var err error
+			if ok, err = boundHere(major, minor, ino); err != nil {
+				fmt.Fprintf(os.Stderr, "netwall: keeper: %v\n", err)
+			}
+		}
+		if ok {
+			fmt.Println("y")
+		} else {
+			fmt.Println("n")
 		}
 	}
+	return 0
 }
 
 // loopbackUp sets the namespace's lo up.

@@ -6,7 +6,9 @@
 // In the namespace the turn reaches no service on the host's loopback or
 // the host's own addresses, no abstract unix socket outside it (D-Bus, a
 // harness's command service), and no process outside connects to a port it
-// listens on; a server it starts in one command answers its next command.
+// listens on. Its connects come to the holder (the gate, see gate.go),
+// which makes them, and connects a pathname unix socket only when it was
+// bound inside the namespace; a server it starts in one command answers its next command.
 // With SPEAR_NETWORK=outbound (the default) pasta (passt) carries its
 // connections to the outside world, started without port forwarding either
 // way (-t none -u none -T none -U none) and without mapping the gateway to
@@ -81,6 +83,9 @@ type Keeper struct {
 	// UserNS: the namespace belongs to a user namespace of its own, in
 	// which the caller's uid is 0 (a caller without CAP_SYS_ADMIN).
 	UserNS bool `json:"userns"`
+	// Gate is the holder's socket that takes each command's connects
+	// (see confine.Network.Gate).
+	Gate string `json:"gate"`
 }
 
 // NetNS is the path of the keeper's network namespace.
@@ -139,7 +144,7 @@ func Ensure(dir string, want Mode, idle time.Duration) (*Keeper, error) {
 		return nil, fmt.Errorf("netwall: lock: %w", err)
 	}
 	touch(dir)
-	if k := running(dir); k != nil && k.Wanted == want {
+	if k := running(dir); k != nil && k.Wanted == want && k.Gate != "" {
 		return k, nil
 	}
 	if err := startHolder(dir, want, idle); err != nil {
@@ -278,12 +283,12 @@ func Describe(mode Mode) string {
 	case Host:
 		return "network: host (SPEAR_NETWORK=host: the operator accepts that the turn's shell reaches the host's loopback services and sockets)"
 	case None:
-		return "network: a namespace of the session's, its loopback only (SPEAR_NETWORK=none)"
+		return "network: a namespace of the session's, its loopback only (SPEAR_NETWORK=none); unix socket connects gated"
 	}
 	if why := pastaUnusable(); why != "" {
-		return "network: a namespace of the session's, its loopback only: outbound is not provided: " + why
+		return "network: a namespace of the session's, its loopback only: outbound is not provided: " + why + "; unix socket connects gated"
 	}
-	return "network: a namespace of the session's + pasta (the outside world, not the host)"
+	return "network: a namespace of the session's + pasta (the outside world, not the host); unix socket connects gated"
 }
 
 // pastaUnusable says why pasta cannot link a namespace to the outside

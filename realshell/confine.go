@@ -89,7 +89,7 @@ func (c *DeploymentConfiner) network() (*confine.Network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the session's network (SPEAR_NETWORK=%s): %w", mode, err)
 	}
-	return &confine.Network{NetNS: k.NetNS(), UserNS: k.UserNSPath(), UID: os.Getuid(), GID: os.Getgid()}, nil
+	return &confine.Network{NetNS: k.NetNS(), UserNS: k.UserNSPath(), UID: os.Getuid(), GID: os.Getgid(), Gate: k.Gate}, nil
 }
 
 // Exec replaces the process with path, confined. A spear-term that already
