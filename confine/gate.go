@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -22,16 +21,9 @@ import (
 
 // gateFilter builds the gate's filter.
 func gateFilter() ([]unix.SockFilter, error) {
-	arch := archSeccomp()
-	if arch.native == 0 {
-		return nil, errors.New("confine: no seccomp filter for this architecture")
-	}
-	a := &asm{}
-	a.stmt(ldAbs, offArch)
-	a.jump(jeq, arch.native, "", "foreign")
-	a.stmt(ldAbs, offNr)
-	if arch.nrMask != 0 {
-		a.stmt(and, arch.nrMask)
+	a, arch, err := startFilter()
+	if err != nil {
+		return nil, err
 	}
 	a.jump(jeq, unix.SYS_CONNECT, "notify", "")
 	if arch.nativeSocketcall != 0 {

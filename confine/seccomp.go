@@ -113,14 +113,13 @@ const (
 	and   = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 )
 
-// selfOnlyFilter builds the filter for this architecture (see
-// archSeccomp): native calls checked as above; calls of the compat
-// architecture (32-bit programs) that could reach another process refused
-// whatever their arguments; any other architecture refused outright.
-func selfOnlyFilter() ([]unix.SockFilter, error) {
+// startFilter begins a filter for this architecture: a call of another
+// architecture jumps to "foreign", a native one goes on with its number
+// (x32's bit cleared) loaded.
+func startFilter() (*asm, seccompArch, error) {
 	arch := archSeccomp()
 	if arch.native == 0 {
-		return nil, fmt.Errorf("confine: no seccomp filter for this architecture (%s)", runtime.GOARCH)
+		return nil, arch, fmt.Errorf("confine: no seccomp filter for this architecture (%s)", runtime.GOARCH)
 	}
 	a := &asm{}
 	a.stmt(ldAbs, offArch)
@@ -128,6 +127,18 @@ func selfOnlyFilter() ([]unix.SockFilter, error) {
 	a.stmt(ldAbs, offNr)
 	if arch.nrMask != 0 {
 		a.stmt(and, arch.nrMask)
+	}
+	return a, arch, nil
+}
+
+// selfOnlyFilter builds the filter for this architecture (see
+// archSeccomp): native calls checked as above; calls of the compat
+// architecture (32-bit programs) that could reach another process refused
+// whatever their arguments; any other architecture refused outright.
+func selfOnlyFilter() ([]unix.SockFilter, error) {
+	a, arch, err := startFilter()
+	if err != nil {
+		return nil, err
 	}
 	for _, nr := range selfOnly {
 		a.jump(jeq, nr, "pid", "")

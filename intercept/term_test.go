@@ -270,13 +270,7 @@ echo never
 		t.Errorf("stdout %q, want %q", got, want)
 	}
 	stderr := tt.stderr(t)
-	var statuses []string
-	for _, line := range strings.Split(stderr, "\n") {
-		if s, ok := strings.CutPrefix(line, "spear-term: status "); ok {
-			statuses = append(statuses, s)
-		}
-	}
-	if got := strings.Join(statuses, " "); got != "0 1 3 0 0 0 2 0 0 2 0 4" {
+	if got := statusesOf(stderr); got != "0 1 3 0 0 0 2 0 0 2 0 4" {
 		t.Errorf("statuses %s; stderr %q", got, stderr)
 	}
 	for _, s := range []string{"spear-capability: refused: spear-capability is part of a pipeline", "syntax error"} {
@@ -445,13 +439,7 @@ func TestStreamHeredocsAsBash(t *testing.T) {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
 	stderr := tt.stderr(t)
-	var statuses []string
-	for _, line := range strings.Split(stderr, "\n") {
-		if s, ok := strings.CutPrefix(line, "spear-term: status "); ok {
-			statuses = append(statuses, s)
-		}
-	}
-	if got := strings.Join(statuses, " "); got != "1 0 1 0" {
+	if got := statusesOf(stderr); got != "1 0 1 0" {
 		t.Errorf("statuses %s; stderr %q", got, stderr)
 	}
 	if len(tt.gw.answered) != 0 || len(tt.gw.refused) != 0 {
@@ -472,4 +460,16 @@ func TestConfinedStreamChecker(t *testing.T) {
 	if fc.commands != 2 || !slices.Contains(fc.started[1], checkScript) || fc.started[1][0] != "/bin/bash" {
 		t.Errorf("confined %q, want the shell and then the checker", fc.started)
 	}
+}
+
+// statusesOf returns the statuses stream mode wrote on stderr, in order,
+// separated by spaces.
+func statusesOf(stderr string) string {
+	var statuses []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if s, ok := strings.CutPrefix(line, "spear-term: status "); ok {
+			statuses = append(statuses, s)
+		}
+	}
+	return strings.Join(statuses, " ")
 }
