@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -274,14 +275,26 @@ func (a *asker) bound(dev, ino uint64) bool {
 	if _, err := fmt.Fprintf(a.w, "%d %d %d\n", unix.Major(dev), unix.Minor(dev), ino); err != nil {
 		return false
 	}
-	for l := range a.lines {
-		switch l {
-		case "y":
-			return true
-		case "n":
+	timeout := time.After(askTimeout)
+	for {
+		select {
+		case l, ok := <-a.lines:
+			switch {
+			case !ok:
+				return false // the keeper is gone
+			case l == "y":
+				return true
+			case l == "n":
+				return false
+			}
+			// a late "route" from the start
+		case <-timeout:
+			fmt.Fprintf(os.Stderr, "netwall: gate: the keeper did not answer within %s; the connect is refused\n", askTimeout)
 			return false
 		}
-		// a late "route" from the start
 	}
-	return false
 }
+
+// askTimeout bounds the keeper's answer, so that a keeper that hangs
+// refuses connects instead of holding them.
+const askTimeout = 5 * time.Second
