@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -264,6 +265,7 @@ func openAsCaller(pid int, path string) (int, error) {
 // asker serialises the holder's questions to the keeper.
 type asker struct {
 	mu    sync.Mutex
+	seq   uint64
 	w     interface{ Write([]byte) (int, error) }
 	lines <-chan string
 }
@@ -272,22 +274,24 @@ type asker struct {
 func (a *asker) bound(dev, ino uint64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, err := fmt.Fprintf(a.w, "%d %d %d\n", unix.Major(dev), unix.Minor(dev), ino); err != nil {
+	// each question is numbered, and only its own answer counts: one that
+	// comes after its time is up is never taken for the next one's
+	a.seq++
+	want := strconv.FormatUint(a.seq, 10) + " "
+	if _, err := fmt.Fprintf(a.w, "%d %d %d %d\n", a.seq, unix.Major(dev), unix.Minor(dev), ino); err != nil {
 		return false
 	}
 	timeout := time.After(askTimeout)
 	for {
 		select {
 		case l, ok := <-a.lines:
-			switch {
-			case !ok:
+			if !ok {
 				return false // the keeper is gone
-			case l == "y":
-				return true
-			case l == "n":
-				return false
 			}
-			// a late "route" from the start
+			if answer, mine := strings.CutPrefix(l, want); mine {
+				return answer == "y"
+			}
+			// a late "route", or a late answer to an earlier question
 		case <-timeout:
 			fmt.Fprintf(os.Stderr, "netwall: gate: the keeper did not answer within %s; the connect is refused\n", askTimeout)
 			return false

@@ -383,24 +383,26 @@ func KeeperMain(args []string) int {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	// the holder's questions for the gate: "MAJOR MINOR INODE", is a
-	// socket bound there inside? ("y" or "n")
+	// the holder's questions for the gate: "SEQ MAJOR MINOR INODE", is a
+	// socket bound there inside? ("SEQ y" or "SEQ n")
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
+		var seq uint64
 		var major, minor uint32
 		var ino uint64
-		ok := false
-		if _, err := fmt.Sscan(sc.Text(), &major, &minor, &ino); err == nil {
-			var err error
-			if ok, err = boundHere(major, minor, ino); err != nil {
-				fmt.Fprintf(os.Stderr, "netwall: keeper: %v\n", err)
-			}
+		if _, err := fmt.Sscan(sc.Text(), &seq, &major, &minor, &ino); err != nil {
+			fmt.Fprintf(os.Stderr, "netwall: keeper: a bad question %q\n", sc.Text())
+			continue
 		}
+		ok, err := boundHere(major, minor, ino)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "netwall: keeper: %v\n", err)
+		}
+		answer := "n"
 		if ok {
-			fmt.Println("y")
-		} else {
-			fmt.Println("n")
+			answer = "y"
 		}
+		fmt.Printf("%d %s\n", seq, answer)
 	}
 	return 0
 }
