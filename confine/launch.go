@@ -215,7 +215,7 @@ func command(p Policy, path string, argv []string) (*exec.Cmd, error) {
 		// with every capability in it, and executes the launcher. Its
 		// setns drops the parent-death signal; the launcher sets it again
 		// (LauncherMain).
-		nsenter, err := systemProgram("nsenter")
+		nsenter, err := SystemProgram("nsenter", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
 		if err != nil {
 			return nil, fmt.Errorf("confine: joining the session's network needs nsenter (util-linux): %w", err)
 		}
@@ -290,16 +290,17 @@ func launchFailed(err error) int {
 	return 125
 }
 
-// systemProgram finds name in the system's directories, which a turn that
-// is not root cannot write.
-func systemProgram(name string) (string, error) {
-	for _, d := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+// SystemProgram finds name, an executable regular file, in the first of
+// dirs that holds one: directories a turn that is not root cannot write,
+// so that what is found outside the confinement is not the turn's.
+func SystemProgram(name string, dirs ...string) (string, error) {
+	for _, d := range dirs {
 		p := d + "/" + name
-		if unix.Access(p, unix.X_OK) == nil {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && unix.Access(p, unix.X_OK) == nil {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found in /usr/bin, /bin, /usr/sbin or /sbin", name)
+	return "", fmt.Errorf("%s not found in %s", name, strings.Join(dirs, ", "))
 }
 
 // launchVersion tags the launcher's policy argument.

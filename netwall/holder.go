@@ -167,7 +167,8 @@ func start(dir string, want Mode) (k *Keeper, keeper, pasta *exec.Cmd, pastaDone
 		keeper.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 		keeper.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 	}
-	// its standard input is never written: its end is the holder's
+	// its standard input carries the gate's questions (KeeperMain); its
+	// end, the holder's, ends the keeper
 	if keeperStdin, err = keeper.StdinPipe(); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -215,7 +216,7 @@ func start(dir string, want Mode) (k *Keeper, keeper, pasta *exec.Cmd, pastaDone
 // the keeper sees its default route; it returns nil and why not on
 // failure.
 func startPasta(dir string, k *Keeper, lines <-chan string) (*exec.Cmd, <-chan error, string) {
-	path, err := lookSystem("pasta")
+	path, err := confine.SystemProgram("pasta", filepath.SplitList(systemPath)...)
 	if err != nil {
 		return nil, nil, "no user-mode network helper: install pasta (Debian's and Ubuntu's passt package, Fedora's passt)"
 	}
@@ -271,17 +272,6 @@ func orEnded(l string) string {
 		return "the keeper ended"
 	}
 	return l
-}
-
-// lookSystem finds name in the system's directories only.
-func lookSystem(name string) (string, error) {
-	for _, d := range filepath.SplitList(systemPath) {
-		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", exec.ErrNotFound
 }
 
 // hostAddresses lists the host's own addresses, but loopback's and

@@ -38,6 +38,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"spear/confine"
 	"spear/internal/procs"
 )
 
@@ -294,7 +295,7 @@ func Describe(mode Mode) string {
 // pastaUnusable says why pasta cannot link a namespace to the outside
 // here, or "".
 func pastaUnusable() string {
-	if _, err := lookSystem("pasta"); err != nil {
+	if _, err := confine.SystemProgram("pasta", filepath.SplitList(systemPath)...); err != nil {
 		return "pasta is not installed (Debian's and Ubuntu's passt package, Fedora's passt)"
 	}
 	if os.Geteuid() != 0 && unix.Access("/dev/net/tun", unix.R_OK|unix.W_OK) != nil {
